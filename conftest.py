@@ -1,0 +1,3 @@
+"""Root conftest: registers the workspace's shared fixture plugins for every test directory."""
+
+pytest_plugins = ["tests.fixtures.servers"]

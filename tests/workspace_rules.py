@@ -1,0 +1,122 @@
+"""The dependency rule of ARCHITECTURE.md, checked from pyproject files and import statements.
+
+``agentic-core`` depends on no sibling. Every other package depends on ``agentic-core`` and on
+nothing else of ours, in its dependencies and in every ``import`` of its ``src/`` files.
+``agentic-orchestrator`` alone may name siblings, and only in optional extras: it composes the
+others through extras and entry points, never by importing them.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CORE = "agentic-core"
+COMPOSER = "agentic-orchestrator"
+_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+@dataclass(frozen=True)
+class WorkspacePackage:
+    """One distribution of the workspace."""
+
+    name: str  # distribution name, e.g. "agentic-bus"
+    import_name: str  # e.g. "agentic_bus"
+    path: Path
+    pyproject: dict[str, Any]
+
+    @property
+    def src_dir(self) -> Path:
+        return self.path / "src" / self.import_name
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def requirement_name(requirement: str) -> str:
+    """The normalized distribution name of a PEP 508 requirement string."""
+    match = _REQUIREMENT_NAME.match(requirement)
+    if match is None:
+        raise ValueError(f"not a requirement: {requirement!r}")
+    return _normalize(match.group(1))
+
+
+def load_packages(root: Path) -> list[WorkspacePackage]:
+    """Every ``packages/*/pyproject.toml`` under ``root``, sorted by name."""
+    packages: list[WorkspacePackage] = []
+    for pyproject_path in sorted((root / "packages").glob("*/pyproject.toml")):
+        data = tomllib.loads(pyproject_path.read_text())
+        name = _normalize(data["project"]["name"])
+        packages.append(WorkspacePackage(name, name.replace("-", "_"), pyproject_path.parent, data))
+    return packages
+
+
+def imported_modules(source: str, filename: str = "<src>") -> list[tuple[int, str]]:
+    """Top-level module names a file imports, with line numbers.
+
+    Covers ``import x``, ``from x import y`` (absolute only) and literal-string dynamic imports
+    (``importlib.import_module("x")``, ``__import__("x")``), wherever they appear, including under
+    ``if TYPE_CHECKING``.
+    """
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source, filename=filename)):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name.split(".")[0]) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module.split(".")[0]))
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            func_name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            first = node.args[0]
+            if (
+                func_name in ("import_module", "__import__")
+                and isinstance(first, ast.Constant)
+                and isinstance(first.value, str)
+            ):
+                found.append((node.lineno, first.value.split(".")[0]))
+    return found
+
+
+def check_dependency_rule(root: Path) -> list[str]:
+    """Every violation of the dependency rule under ``root``, as readable messages."""
+    packages = load_packages(root)
+    ours = {package.name for package in packages}
+    our_imports = {package.import_name: package.name for package in packages}
+    violations: list[str] = []
+    for package in packages:
+        allowed = {package.name} if package.name == CORE else {package.name, CORE}
+        project = package.pyproject["project"]
+        for requirement in project.get("dependencies", []):
+            dep = requirement_name(requirement)
+            if dep in ours and dep not in allowed:
+                violations.append(
+                    f"{package.name}: dependency on sibling {dep} ({requirement!r}); "
+                    f"only {CORE} may be depended on"
+                )
+        required = {requirement_name(r) for r in project.get("dependencies", [])}
+        if package.name != CORE and CORE not in required:
+            violations.append(f"{package.name}: does not depend on {CORE}")
+        for extra, requirements in project.get("optional-dependencies", {}).items():
+            for requirement in requirements:
+                dep = requirement_name(requirement)
+                if dep in ours and dep not in allowed and package.name != COMPOSER:
+                    violations.append(
+                        f"{package.name}: extra [{extra}] names sibling {dep}; only "
+                        f"{COMPOSER} may compose siblings, and only through extras"
+                    )
+        allowed_imports = {name.replace("-", "_") for name in allowed}
+        for path in sorted(package.src_dir.rglob("*.py")):
+            for lineno, module in imported_modules(path.read_text(), str(path)):
+                if module in our_imports and module not in allowed_imports:
+                    where = path.relative_to(root)
+                    violations.append(
+                        f"{where}:{lineno}: {package.name} imports {module} "
+                        f"(from {our_imports[module]}); a package may import only "
+                        f"{' and '.join(sorted(allowed_imports))}"
+                    )
+    return violations
