@@ -1,0 +1,761 @@
+"""Graph engine overhead: agentic_core against a plain-asyncio floor, LangGraph and MAF.
+
+Run: ``uv run --group bench python benches/engine.py [--rounds N] [--only SHAPE]``.
+
+Every executor body is trivial (add an int, pass it on), so the figures are engine overhead.
+Shapes (BENCHMARKS.md): ``chain`` (100 executors in a line, µs/step), ``fanout`` (1 -> 1,000
+parallel -> fan-in into 1, µs per parallel executor), ``loop`` (2 executors and a conditional
+edge, 1,000 iterations, µs/iteration), ``many`` (1,000 concurrent runs of a 5-executor chain on
+one compiled workflow, µs/run and runs/s), ``import`` (fresh processes, via benches/imports.py),
+and the agentic-only ``checkpoint`` (chain with an InMemoryCheckpointStore) and ``stream`` (chain
+consumed through ``run_stream``).
+
+Method: one warm-up round per case calibrates how many runs make a round last ``--target-s``;
+each round builds a fresh workflow (untimed), runs ``gc.collect()``, then times those runs. The
+table shows the median over rounds (the cyclic GC stays enabled: figures are as users see them),
+the spread (max - min) / median, and the ratios of the same process: ours / floor and
+peer / ours. Every implementation's result is checked against the expected value.
+``--profile IMPL`` prints a pyinstrument profile (about 1 s of runs per shape) instead.
+"""
+
+import argparse
+import asyncio
+import gc
+import itertools
+import operator
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Never, TypedDict
+
+from imports import measure  # benches/imports.py: one fresh-process import probe
+
+CHAIN_LEN = 100
+FANOUT_WIDTH = 1_000
+FANOUT_INPUT = 1
+LOOP_ITERATIONS = 1_000
+MANY_RUNS = 1_000
+MANY_LEN = 5
+
+EXPECTED: dict[str, int] = {
+    "chain": CHAIN_LEN,
+    "checkpoint": CHAIN_LEN,
+    "stream": CHAIN_LEN,
+    "fanout": FANOUT_WIDTH * FANOUT_INPUT + sum(range(FANOUT_WIDTH)),
+    "loop": LOOP_ITERATIONS,
+    "many": sum(range(MANY_RUNS)) + MANY_RUNS * MANY_LEN,
+}
+# (unit, units of work per run: the per-unit figure is run time / units)
+UNITS: dict[str, tuple[str, int]] = {
+    "chain": ("µs/step", CHAIN_LEN),
+    "checkpoint": ("µs/step", CHAIN_LEN),
+    "stream": ("µs/step", CHAIN_LEN),
+    "fanout": ("µs/executor", FANOUT_WIDTH),
+    "loop": ("µs/iteration", LOOP_ITERATIONS),
+    "many": ("µs/run", MANY_RUNS),
+}
+# BENCHMARKS.md targets for agentic_core: (max µs per unit, max ratio to the floor or None)
+TARGETS: dict[str, tuple[float, float | None]] = {
+    "chain": (5.0, 20.0),
+    "fanout": (15.0, 3.0),
+    "loop": (10.0, 35.0),
+    "many": (60.0, None),
+    "checkpoint": (25.0, None),
+    "stream": (10.0, None),
+}
+SHAPES = ["chain", "fanout", "loop", "many", "import", "checkpoint", "stream"]
+FLOOR, OURS, LANGGRAPH, MAF = "asyncio floor", "agentic_core", "langgraph", "agent_framework"
+PEERS = {LANGGRAPH, MAF}
+
+ImportRow = tuple[str, str, float, float]  # subject, statement, median ms, median peak RSS MiB
+Run = Callable[[], Awaitable[int]]  # one run of a shape; returns the value to check
+Prepare = Callable[[], Run]  # builds a fresh workflow (untimed) and returns its runner
+
+
+# --------------------------------------------------------------------------------------------
+# plain asyncio: the floor (the same calls, hand-written, no engine)
+
+
+def floor_cases() -> dict[str, Prepare]:
+    def inc(k: int) -> Callable[[int], Awaitable[int]]:
+        async def step(n: int) -> int:
+            return n + k
+
+        return step
+
+    def chain() -> Run:
+        steps = [inc(1) for _ in range(CHAIN_LEN)]
+
+        async def run() -> int:
+            n = 0
+            for step in steps:
+                n = await step(n)
+            return n
+
+        return run
+
+    def fanout() -> Run:
+        source = inc(0)
+        workers = [inc(k) for k in range(FANOUT_WIDTH)]
+
+        async def join(values: list[int]) -> int:
+            return sum(values)
+
+        async def run() -> int:
+            x = await source(FANOUT_INPUT)
+            return await join(list(await asyncio.gather(*(w(x) for w in workers))))
+
+        return run
+
+    def loop() -> Run:
+        a, b = inc(1), inc(0)
+
+        async def run() -> int:
+            n = 0
+            while True:
+                n = await b(await a(n))
+                if not n < LOOP_ITERATIONS:  # the conditional edge b -> a
+                    return n
+
+        return run
+
+    def many() -> Run:
+        steps = [inc(1) for _ in range(MANY_LEN)]
+
+        async def one(n: int) -> int:
+            for step in steps:
+                n = await step(n)
+            return n
+
+        async def run() -> int:
+            return sum(await asyncio.gather(*(one(i) for i in range(MANY_RUNS))))
+
+        return run
+
+    return {"chain": chain, "fanout": fanout, "loop": loop, "many": many}
+
+
+# --------------------------------------------------------------------------------------------
+# agentic_core (API.md section 1)
+
+
+def agentic_unavailable() -> str | None:
+    """Why agentic_core's engine cannot be benchmarked, or None when it can."""
+    try:
+        from agentic_core import WorkflowBuilder, executor  # noqa: F401
+    except ImportError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def agentic_cases() -> dict[str, Prepare]:
+    from agentic_core import (
+        InMemoryCheckpointStore,
+        WorkflowBuilder,
+        WorkflowContext,
+        WorkflowOutputEvent,
+        executor,
+    )
+
+    async def step(msg: int, ctx: WorkflowContext[int]) -> None:
+        await ctx.send_message(msg + 1)
+
+    async def last(msg: int, ctx: WorkflowContext[Never, int]) -> None:
+        await ctx.yield_output(msg + 1)
+
+    def chain_builder(name: str, length: int) -> WorkflowBuilder:
+        nodes = [executor(id=f"s{i}")(step) for i in range(length - 1)]
+        nodes.append(executor(id=f"s{length - 1}")(last))
+        builder = WorkflowBuilder(name, max_supersteps=length + 10).set_start_executor(nodes[0])
+        for source, target in itertools.pairwise(nodes):
+            builder.add_edge(source, target)
+        return builder
+
+    def chain() -> Run:
+        workflow = chain_builder("chain", CHAIN_LEN).build()
+
+        async def run() -> int:
+            return (await workflow.run(0)).get_outputs()[-1]
+
+        return run
+
+    def checkpoint() -> Run:
+        store = InMemoryCheckpointStore()
+        workflow = chain_builder("chain", CHAIN_LEN).with_checkpointing(store).build()
+
+        async def run() -> int:
+            return (await workflow.run(0)).get_outputs()[-1]
+
+        return run
+
+    def stream() -> Run:
+        workflow = chain_builder("chain", CHAIN_LEN).build()
+
+        async def run() -> int:
+            value = -1
+            async for event in workflow.run_stream(0):
+                if isinstance(event, WorkflowOutputEvent):
+                    value = event.data
+            return value
+
+        return run
+
+    def fanout() -> Run:
+        def worker(k: int):
+            async def work(msg: int, ctx: WorkflowContext[int]) -> None:
+                await ctx.send_message(msg + k)
+
+            return executor(id=f"w{k}")(work)
+
+        async def source(msg: int, ctx: WorkflowContext[int]) -> None:
+            await ctx.send_message(msg)
+
+        async def join(msgs: list[int], ctx: WorkflowContext[Never, int]) -> None:
+            await ctx.yield_output(sum(msgs))
+
+        src, sink = executor(id="source")(source), executor(id="join")(join)
+        workers = [worker(k) for k in range(FANOUT_WIDTH)]
+        workflow = (
+            WorkflowBuilder("fanout")
+            .set_start_executor(src)
+            .add_fan_out_edge(src, workers)
+            .add_fan_in_edge(workers, sink)
+            .build()
+        )
+
+        async def run() -> int:
+            return (await workflow.run(FANOUT_INPUT)).get_outputs()[-1]
+
+        return run
+
+    def loop() -> Run:
+        async def a(msg: int, ctx: WorkflowContext[int]) -> None:
+            await ctx.send_message(msg + 1)
+
+        async def b(msg: int, ctx: WorkflowContext[int, int]) -> None:
+            if msg >= LOOP_ITERATIONS:
+                await ctx.yield_output(msg)
+            await ctx.send_message(msg)
+
+        ea, eb = executor(id="a")(a), executor(id="b")(b)
+        workflow = (
+            WorkflowBuilder("loop", max_supersteps=2 * LOOP_ITERATIONS + 10)
+            .set_start_executor(ea)
+            .add_edge(ea, eb)
+            .add_conditional_edge(eb, ea, lambda n: n < LOOP_ITERATIONS)
+            .build()
+        )
+
+        async def run() -> int:
+            return (await workflow.run(0)).get_outputs()[-1]
+
+        return run
+
+    def many() -> Run:
+        workflow = chain_builder("many", MANY_LEN).build()  # one Workflow, concurrent runs
+
+        async def run() -> int:
+            results = await asyncio.gather(*(workflow.run(i) for i in range(MANY_RUNS)))
+            return sum(r.get_outputs()[-1] for r in results)
+
+        return run
+
+    return {
+        "chain": chain,
+        "fanout": fanout,
+        "loop": loop,
+        "many": many,
+        "checkpoint": checkpoint,
+        "stream": stream,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# LangGraph: StateGraph, async nodes, compiled graph invoked with ainvoke
+
+
+class Counter(TypedDict):
+    n: int
+
+
+class FanState(TypedDict):
+    x: int
+    total: Annotated[int, operator.add]  # the fan-in: each parallel node adds its value
+    out: int
+
+
+class WorkTask(TypedDict):
+    x: int
+    k: int
+
+
+def langgraph_cases() -> dict[str, Prepare]:
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Send
+
+    async def inc(state: Counter) -> Counter:
+        return {"n": state["n"] + 1}
+
+    def chain_graph(length: int):
+        graph = StateGraph(Counter)
+        names = [f"s{i}" for i in range(length)]
+        for name in names:
+            graph.add_node(name, inc)
+        graph.add_edge(START, names[0])
+        for source, target in itertools.pairwise(names):
+            graph.add_edge(source, target)
+        graph.add_edge(names[-1], END)
+        return graph.compile()
+
+    def chain() -> Run:
+        app = chain_graph(CHAIN_LEN)
+
+        async def run() -> int:
+            out = await app.ainvoke({"n": 0}, {"recursion_limit": CHAIN_LEN + 10})
+            return out["n"]
+
+        return run
+
+    async def source(state: FanState) -> dict[str, Any]:
+        return {}
+
+    async def join(state: FanState) -> dict[str, Any]:
+        return {"out": state["total"]}
+
+    def fanout() -> Run:
+        """Parallel edges: 1,000 distinct nodes, a waiting edge from all of them into join."""
+
+        def worker(k: int):
+            async def work(state: FanState) -> dict[str, Any]:
+                return {"total": state["x"] + k}
+
+            return work
+
+        graph = StateGraph(FanState)
+        graph.add_node("source", source)
+        names = [f"w{k}" for k in range(FANOUT_WIDTH)]
+        for k, name in enumerate(names):
+            graph.add_node(name, worker(k))
+            graph.add_edge("source", name)
+        graph.add_node("join", join)
+        graph.add_edge(START, "source")
+        graph.add_edge(names, "join")
+        graph.add_edge("join", END)
+        app = graph.compile()
+
+        async def run() -> int:
+            return (await app.ainvoke({"x": FANOUT_INPUT, "total": 0, "out": 0}))["out"]
+
+        return run
+
+    def fanout_send() -> Run:
+        """Map-reduce with Send: one worker node invoked 1,000 times in one superstep."""
+
+        async def work(state: WorkTask) -> dict[str, Any]:
+            return {"total": state["x"] + state["k"]}
+
+        def scatter(state: FanState) -> list[Send]:
+            return [Send("work", {"x": state["x"], "k": k}) for k in range(FANOUT_WIDTH)]
+
+        graph = StateGraph(FanState)
+        graph.add_node("source", source)
+        graph.add_node("work", work)
+        graph.add_node("join", join)
+        graph.add_edge(START, "source")
+        graph.add_conditional_edges("source", scatter, ["work"])
+        graph.add_edge("work", "join")
+        graph.add_edge("join", END)
+        app = graph.compile()
+
+        async def run() -> int:
+            return (await app.ainvoke({"x": FANOUT_INPUT, "total": 0, "out": 0}))["out"]
+
+        return run
+
+    def loop() -> Run:
+        async def passthrough(state: Counter) -> dict[str, Any]:
+            return {}
+
+        def route(state: Counter) -> str:
+            return "a" if state["n"] < LOOP_ITERATIONS else END
+
+        graph = StateGraph(Counter)
+        graph.add_node("a", inc)
+        graph.add_node("b", passthrough)
+        graph.add_edge(START, "a")
+        graph.add_edge("a", "b")
+        graph.add_conditional_edges("b", route, ["a", END])
+        app = graph.compile()
+
+        async def run() -> int:
+            out = await app.ainvoke({"n": 0}, {"recursion_limit": 2 * LOOP_ITERATIONS + 10})
+            return out["n"]
+
+        return run
+
+    def many() -> Run:
+        app = chain_graph(MANY_LEN)  # a compiled graph is reentrant: concurrent ainvoke
+
+        async def run() -> int:
+            outs = await asyncio.gather(*(app.ainvoke({"n": i}) for i in range(MANY_RUNS)))
+            return sum(out["n"] for out in outs)
+
+        return run
+
+    return {
+        "chain": chain,
+        "fanout": fanout,
+        "fanout (Send)": fanout_send,
+        "loop": loop,
+        "many": many,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Microsoft Agent Framework (agent-framework-core): WorkflowBuilder, @executor, await run()
+
+
+def maf_cases() -> dict[str, Prepare]:
+    from agent_framework import Executor, Workflow, WorkflowBuilder, WorkflowContext, executor
+
+    async def step(msg: int, ctx: WorkflowContext[int]) -> None:
+        await ctx.send_message(msg + 1)
+
+    async def last(msg: int, ctx: WorkflowContext[Never, int]) -> None:
+        await ctx.yield_output(msg + 1)
+
+    def chain_workflow(length: int) -> Workflow:
+        nodes: list[Executor] = [executor(id=f"s{i}")(step) for i in range(length - 1)]
+        nodes.append(executor(id=f"s{length - 1}")(last))
+        builder = WorkflowBuilder(max_iterations=length + 10, start_executor=nodes[0])
+        for source, target in itertools.pairwise(nodes):
+            builder.add_edge(source, target)
+        return builder.build()
+
+    def chain() -> Run:
+        workflow = chain_workflow(CHAIN_LEN)
+
+        async def run() -> int:
+            return (await workflow.run(0)).get_outputs()[-1]
+
+        return run
+
+    def fanout() -> Run:
+        def worker(k: int) -> Executor:
+            async def work(msg: int, ctx: WorkflowContext[int]) -> None:
+                await ctx.send_message(msg + k)
+
+            return executor(id=f"w{k}")(work)
+
+        async def source(msg: int, ctx: WorkflowContext[int]) -> None:
+            await ctx.send_message(msg)
+
+        async def join(msgs: list[int], ctx: WorkflowContext[Never, int]) -> None:
+            await ctx.yield_output(sum(msgs))
+
+        src, sink = executor(id="source")(source), executor(id="join")(join)
+        workers = [worker(k) for k in range(FANOUT_WIDTH)]
+        workflow = (
+            WorkflowBuilder(start_executor=src)
+            .add_fan_out_edges(src, workers)
+            .add_fan_in_edges(workers, sink)
+            .build()
+        )
+
+        async def run() -> int:
+            return (await workflow.run(FANOUT_INPUT)).get_outputs()[-1]
+
+        return run
+
+    def loop() -> Run:
+        async def a(msg: int, ctx: WorkflowContext[int]) -> None:
+            await ctx.send_message(msg + 1)
+
+        async def b(msg: int, ctx: WorkflowContext[int, int]) -> None:
+            if msg >= LOOP_ITERATIONS:
+                await ctx.yield_output(msg)
+            await ctx.send_message(msg)
+
+        ea, eb = executor(id="a")(a), executor(id="b")(b)
+        workflow = (
+            WorkflowBuilder(max_iterations=2 * LOOP_ITERATIONS + 10, start_executor=ea)
+            .add_edge(ea, eb)
+            .add_edge(eb, ea, condition=lambda n: n < LOOP_ITERATIONS)
+            .build()
+        )
+
+        async def run() -> int:
+            return (await workflow.run(0)).get_outputs()[-1]
+
+        return run
+
+    def many() -> Run:
+        # A MAF Workflow refuses concurrent runs ("concurrent runs are not allowed on the same
+        # instance"): one Workflow per concurrent run, built before timing.
+        workflows = [chain_workflow(MANY_LEN) for _ in range(MANY_RUNS)]
+
+        async def run() -> int:
+            results = await asyncio.gather(*(w.run(i) for i, w in enumerate(workflows)))
+            return sum(r.get_outputs()[-1] for r in results)
+
+        return run
+
+    return {"chain": chain, "fanout": fanout, "loop": loop, "many": many}
+
+
+# --------------------------------------------------------------------------------------------
+# measurement
+
+
+@dataclass
+class Result:
+    shape: str
+    impl: str
+    variant: str  # e.g. "fanout (Send)"; equals shape for the main implementation
+    samples: list[float] = field(default_factory=list[float])  # µs per unit, one per round
+    reps: int = 1
+    note: str = ""
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def spread(self) -> float:
+        return (max(self.samples) - min(self.samples)) / self.median
+
+
+async def time_case(
+    shape: str, variant: str, impl: str, prepare: Prepare, *, rounds: int, target_s: float
+) -> Result:
+    unit_count = UNITS[shape][1]
+    expected = EXPECTED[shape]
+
+    def check(value: int) -> None:
+        if value != expected:
+            raise SystemExit(f"{impl} {variant}: computed {value!r}, expected {expected!r}")
+
+    # warm-up round: imports, caches, lazy initialisation; calibrates the runs per round
+    run = prepare()
+    t0 = time.perf_counter()
+    check(await run())
+    first = time.perf_counter() - t0
+    reps = max(1, min(100_000, round(target_s / first)))
+    result = Result(shape, impl, variant, reps=reps)
+    del run
+    for _ in range(rounds):
+        gc.collect()
+        run = prepare()
+        gc.collect()
+        value = -1
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            value = await run()
+        elapsed = time.perf_counter() - t0
+        check(value)
+        result.samples.append(elapsed / reps / unit_count * 1e6)
+        del run
+    return result
+
+
+def import_results(rounds: int, peers: bool) -> list[ImportRow]:
+    subjects = [
+        ("floor: pydantic + structlog", "import pydantic, structlog"),
+        ("python (nothing)", "pass"),
+        (OURS, "import agentic_core"),
+        (f"{OURS} + WorkflowBuilder", "from agentic_core import WorkflowBuilder"),
+    ]
+    if peers:
+        subjects.append((LANGGRAPH, "from langgraph.graph import StateGraph"))
+        subjects.append((MAF, "from agent_framework import WorkflowBuilder"))
+    rows: list[ImportRow] = []
+    for name, code in subjects:
+        try:
+            measure(code)  # warm-up: file system caches, .pyc files
+        except subprocess.CalledProcessError:
+            print(f"import: {code!r} fails; row skipped", file=sys.stderr)
+            continue
+        samples = [measure(code) for _ in range(rounds)]
+        ms = statistics.median(s["ms"] for s in samples)
+        rss = statistics.median(s["rss_mib"] for s in samples)
+        rows.append((name, code, ms, rss))
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
+# report
+
+
+def fmt(value: float) -> str:
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def print_table(results: list[Result], rounds: int, peer_rounds: int) -> None:
+    floor = {r.shape: r.median for r in results if r.impl == FLOOR}
+    ours = {r.shape: r.median for r in results if r.impl == OURS}
+    head = (
+        f"{'shape':<15} {'implementation':<16} {'median':>9} {'unit':<13} {'spread':>6} "
+        f"{'rounds x runs':>13} {'x floor':>8} {'peer/ours':>9}  note"
+    )
+    print(head)
+    print("-" * len(head))
+    previous = ""
+    for r in results:
+        if r.shape != previous and previous:
+            print()
+        previous = r.shape
+        unit = UNITS[r.shape][0]
+        x_floor = f"{r.median / floor[r.shape]:.1f}" if r.shape in floor else ""
+        vs = f"{r.median / ours[r.shape]:.1f}" if r.impl in PEERS and r.shape in ours else ""
+        note = r.note
+        if r.shape == "many":
+            note = f"{1e6 / r.median:,.0f} runs/s" + (f"; {note}" if note else "")
+        if r.impl == OURS and r.shape in TARGETS:
+            limit, ratio = TARGETS[r.shape]
+            verdict = f"target <= {limit:g} µs: {'ok' if r.median <= limit else 'MISSED'}"
+            if ratio is not None and r.shape in floor:
+                ok = r.median / floor[r.shape] <= ratio
+                verdict += f", <= {ratio:g}x floor: {'ok' if ok else 'MISSED'}"
+            note = verdict + (f"; {note}" if note else "")
+        label = r.variant if r.variant != r.shape else r.shape
+        print(
+            f"{label:<15} {r.impl:<16} {fmt(r.median):>9} {unit:<13} {r.spread:>6.0%} "
+            f"{f'{len(r.samples)} x {r.reps}':>13} {x_floor:>8} {vs:>9}  {note}"
+        )
+    print(
+        f"\nrounds: {rounds} for the floor and agentic_core, {peer_rounds} for the peers (after "
+        "one warm-up round each); x floor = median / floor median; peer/ours = how many times "
+        "faster agentic_core is. many: MAF cannot run one Workflow concurrently, so it gets "
+        f"{MANY_RUNS:,} Workflow instances built before timing."
+    )
+
+
+def print_imports(rows: list[ImportRow], rounds: int) -> None:
+    floor_ms, floor_rss = rows[0][2], rows[0][3]
+    by_name = {name: (ms, rss) for name, _code, ms, rss in rows}
+    # the peers' figures are for getting a workflow builder: compare with ours doing the same
+    ours_ms = by_name.get(f"{OURS} + WorkflowBuilder", by_name.get(OURS, (0.0, 0.0)))[0]
+    print(f"\nimport, median of {rounds} fresh processes (peak RSS via getrusage)")
+    head = (
+        f"{'subject':<30} {'statement':<44} {'ms':>7} {'x floor':>8} {'RSS MiB':>8} {'+MiB':>6}"
+        f" {'peer/ours':>9}  note"
+    )
+    print(head)
+    print("-" * len(head))
+    for name, code, ms, rss in rows:
+        vs = f"{ms / ours_ms:.1f}" if name in PEERS and ours_ms else ""
+        note = ""
+        if name.startswith(OURS):
+            ok = ms <= 1.3 * floor_ms and rss - floor_rss <= 4.0
+            note = f"target <= 1.3x floor, <= +4 MiB: {'ok' if ok else 'MISSED'}"
+        print(
+            f"{name:<30} {code:<44} {ms:>7.1f} {ms / floor_ms:>8.2f} {rss:>8.1f} "
+            f"{rss - floor_rss:>+6.1f} {vs:>9}  {note}"
+        )
+    print(
+        "RSS: a child's peak RSS reads at least its parent's at fork (Linux keeps ru_maxrss "
+        "across exec), hence 'python (nothing)'; peer/ours compares with "
+        f"{OURS} + WorkflowBuilder when it imports."
+    )
+
+
+async def profile(impl: str, shapes: list[str], cases: dict[str, dict[str, Prepare]]) -> None:
+    from pyinstrument import Profiler
+
+    for variant, prepare in cases[impl].items():
+        if variant.split()[0] not in shapes:
+            continue
+        run = prepare()
+        await run()  # warm-up
+        profiler = Profiler(interval=0.0002, async_mode="enabled")
+        profiler.start()
+        deadline = time.perf_counter() + 1.0  # about a second of runs: enough samples
+        while time.perf_counter() < deadline:
+            await run()
+        profiler.stop()
+        print(f"==== {impl} {variant}")
+        print(profiler.output_text(unicode=True, color=False))
+
+
+async def main_async(args: argparse.Namespace, import_rows: list[ImportRow] | None) -> None:
+    shapes: list[str] = args.only or SHAPES
+    missing = agentic_unavailable()
+    cases: dict[str, dict[str, Prepare]] = {FLOOR: floor_cases()}
+    if missing is None:
+        cases[OURS] = agentic_cases()
+    if not args.no_peers:
+        cases[LANGGRAPH] = langgraph_cases()
+        cases[MAF] = maf_cases()
+
+    print(f"engine overhead (Python {sys.version.split()[0]}, {sys.platform}, GC enabled)")
+    if missing is not None:
+        print(f"agentic_core: not available ({missing}); its rows are skipped")
+
+    if args.profile:
+        if args.profile not in cases:
+            raise SystemExit(f"--profile {args.profile}: not available; one of {list(cases)}")
+        await profile(args.profile, shapes, cases)
+        return
+
+    peer_rounds = args.peer_rounds or args.rounds
+    results: list[Result] = []
+    for shape in SHAPES:
+        if shape not in shapes or shape == "import":
+            continue
+        for impl, impl_cases in cases.items():
+            for variant, prepare in impl_cases.items():
+                if variant.split()[0] != shape:
+                    continue
+                rounds = peer_rounds if impl in PEERS else args.rounds
+                print(f"  ... {variant} / {impl}", file=sys.stderr, flush=True)
+                results.append(
+                    await time_case(
+                        shape, variant, impl, prepare, rounds=rounds, target_s=args.target_s
+                    )
+                )
+    if results:
+        print()
+        print_table(results, args.rounds, peer_rounds)
+    if import_rows is not None:
+        print_imports(import_rows, args.rounds)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="timed rounds (default 5)")
+    parser.add_argument(
+        "--peer-rounds", type=int, default=0, help="rounds for the peers (default: --rounds)"
+    )
+    parser.add_argument(
+        "--only", action="append", choices=SHAPES, help="run only this shape (repeatable)"
+    )
+    parser.add_argument(
+        "--target-s", type=float, default=0.2, help="seconds per timed round (default 0.2)"
+    )
+    parser.add_argument("--no-peers", action="store_true", help="skip LangGraph and MAF")
+    parser.add_argument(
+        "--profile",
+        metavar="IMPL",
+        help=f"print a pyinstrument profile (~1 s of runs per shape) of IMPL ({OURS!r}, ...)",
+    )
+    args = parser.parse_args()
+    import_rows = None
+    if "import" in (args.only or SHAPES) and not args.profile:
+        # First, while this process is small: on Linux a child's ru_maxrss starts at its
+        # parent's peak RSS (kept across fork and exec), so a parent that has loaded the peers
+        # would hide the children's figures.
+        import_rows = import_results(args.rounds, not args.no_peers)
+    asyncio.run(main_async(args, import_rows))
+
+
+if __name__ == "__main__":
+    main()

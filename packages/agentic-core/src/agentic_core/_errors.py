@@ -1,0 +1,51 @@
+"""The exception hierarchy of agentic_core: one root, subclasses, messages that name things."""
+
+from __future__ import annotations
+
+
+class AgentCoreError(Exception):
+    """Root of every error raised by agentic_core."""
+
+
+class GraphValidationError(AgentCoreError):
+    """``WorkflowBuilder.build()`` found the graph invalid; the message names executors, types."""
+
+
+class ExecutorError(AgentCoreError):
+    """An executor was used wrongly: a message no handler accepts, a bad target, a bad value."""
+
+    def __init__(self, message: str, *, executor_id: str | None = None) -> None:
+        super().__init__(message)
+        self.executor_id = executor_id
+
+
+class SerializationError(AgentCoreError):
+    """A value cannot cross a checkpoint or process boundary (not JSON-able, unregistered type)."""
+
+
+class WorkflowExecutionError(AgentCoreError):
+    """A run failed: an executor raised after its retries, or routing failed.
+
+    ``executor_id`` and ``superstep`` say where; ``__cause__`` holds the original exception.
+    """
+
+    def __init__(self, message: str, *, executor_id: str | None, superstep: int) -> None:
+        super().__init__(message)
+        self.executor_id = executor_id
+        self.superstep = superstep
+
+
+class MaxSuperstepsExceededError(WorkflowExecutionError):
+    """A run needed more supersteps than its ``max_supersteps`` allows."""
+
+
+class CheckpointError(AgentCoreError):
+    """A checkpoint cannot be saved, found or read (missing, truncated, corrupt)."""
+
+
+class IncompatibleCheckpointError(CheckpointError):
+    """A checkpoint was written by a different graph (its fingerprint differs)."""
+
+
+class WorkflowRequestError(AgentCoreError):
+    """Responses do not match the run's pending requests (unknown id, wrong type, no paused run)."""

@@ -1,0 +1,153 @@
+"""The context an executor's handler gets: it buffers effects until the superstep's barrier."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, Never
+
+from typing_extensions import TypeVar
+
+from agentic_core._errors import ExecutorError, SerializationError
+from agentic_core.graph._events import RequestInfoEvent, WorkflowEvent, WorkflowOutputEvent
+
+if TYPE_CHECKING:
+    from agentic_core.graph._invocation import ExecutorErrorInfo, Invocation, InvocationResult
+    from agentic_core.graph._serialization import TypeRegistry
+
+TMessage = TypeVar("TMessage", default=Never)
+TOutput = TypeVar("TOutput", default=Never)
+
+_REQUEST_NAMESPACE = uuid.UUID("6f1d4c1e-0b7a-4c55-9d59-4f0c2a9a7a11")
+
+
+class WorkflowContext(Generic[TMessage, TOutput]):
+    """What a handler may do: send messages, yield outputs, emit events, use shared state, ask.
+
+    Annotate a handler's context as ``WorkflowContext[TMessage, TOutput]``: ``TMessage`` is what
+    it sends along its edges, ``TOutput`` what it yields as workflow output (both default to
+    ``Never``). Effects are buffered and applied at the superstep's barrier, in executor-id
+    order; shared-state writes are visible to the writer at once and to others next superstep.
+    """
+
+    __slots__ = (
+        "_invocation",
+        "_n_requests",
+        "_registry",
+        "_result",
+        "_streaming",
+        "_targets",
+        "executor_id",
+        "run_id",
+        "superstep",
+        "workflow_id",
+    )
+
+    def __init__(
+        self,
+        invocation: Invocation,
+        result: InvocationResult,
+        targets: frozenset[str],
+        registry: TypeRegistry,
+    ) -> None:
+        self._invocation = invocation
+        self._result = result
+        self._targets = targets
+        self._registry = registry
+        self._streaming = invocation.streaming
+        self._n_requests = 0
+        self.executor_id: str = invocation.executor_id
+        self.workflow_id: str = invocation.workflow_id
+        self.run_id: str = invocation.run_id
+        self.superstep: int = invocation.superstep
+
+    @property
+    def attempt(self) -> int:
+        """1-based attempt number of this invocation (see ``RetryPolicy``)."""
+        return self._invocation.attempt
+
+    @property
+    def invocation_id(self) -> str:
+        """``<run>.<superstep>.<executor>.<attempt>``: the idempotency key of side effects."""
+        return self._invocation.invocation_id
+
+    @property
+    def previous_errors(self) -> list[ExecutorErrorInfo]:
+        """Errors of this executor's earlier attempts in this run."""
+        return self._invocation.previous_errors
+
+    def _check(self, value: Any, what: str) -> None:
+        bad = self._registry.check(value)
+        if bad is not None:
+            raise SerializationError(
+                f"executor '{self.executor_id}' tried to {what} a value of type "
+                f"{type(value).__qualname__} that cannot be serialized (offending type: {bad}); "
+                "use pydantic models, dataclasses, enums, primitives, or lists and dicts of those"
+            )
+
+    async def send_message(self, message: TMessage, *, target_id: str | None = None) -> None:
+        """Send ``message`` along this executor's outgoing edges (or only to ``target_id``)."""
+        if target_id is not None and target_id not in self._targets:
+            raise ExecutorError(
+                f"executor '{self.executor_id}' has no edge to '{target_id}' "
+                f"(its targets: {', '.join(sorted(self._targets)) or 'none'})",
+                executor_id=self.executor_id,
+            )
+        self._check(message, "send")
+        self._result.sent.append((message, target_id))
+
+    async def yield_output(self, output: TOutput) -> None:
+        """Yield ``output`` as a workflow output, visible to the caller."""
+        self._check(output, "yield")
+        self._result.outputs.append(output)
+        if self._streaming:
+            self._result.events.append(
+                WorkflowOutputEvent.model_construct(
+                    data=output, source_executor_id=self.executor_id
+                )
+            )
+
+    async def add_event(self, event: WorkflowEvent) -> None:
+        """Emit a custom event (a ``WorkflowEvent`` subclass) to the run's listeners."""
+        if not isinstance(event, WorkflowEvent):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ExecutorError(
+                f"executor '{self.executor_id}' can only add WorkflowEvent instances, "
+                f"not {type(event).__qualname__}",
+                executor_id=self.executor_id,
+            )
+        self._result.events.append(event)
+
+    async def set_shared_state(self, key: str, value: Any) -> None:
+        """Write shared state: visible here at once, to every executor from the next superstep."""
+        self._check(value, "store in shared state")
+        self._result.state_writes[key] = value
+
+    async def get_shared_state(self, key: str, default: Any = None) -> Any:
+        """Read shared state as of the last barrier (plus this invocation's own writes)."""
+        writes = self._result.state_writes
+        if key in writes:
+            return writes[key]
+        return self._invocation.shared_state.get(key, default)
+
+    async def request_info(self, request: Any, response_type: type[Any] | Any) -> str:
+        """Ask for outside input; returns the request id the answer must carry.
+
+        The run pauses (``IDLE_WITH_PENDING_REQUESTS``) once nothing else is left to run; the
+        answer reaches this executor's ``@response_handler``. Ids are stable: the same
+        invocation asking again (a re-delivery) gets the same id.
+        """
+        self._check(request, "request")
+        self._n_requests += 1
+        request_id = str(uuid.uuid5(_REQUEST_NAMESPACE, f"{self.invocation_id}#{self._n_requests}"))
+        self._result.requests.append(
+            RequestInfoEvent.model_construct(
+                request_id=request_id,
+                source_executor_id=self.executor_id,
+                data=request,
+                response_type=response_type,
+            )
+        )
+        return request_id
+
+
+EmitFn = Callable[[WorkflowEvent], None]

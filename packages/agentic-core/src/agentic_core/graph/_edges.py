@@ -1,0 +1,186 @@
+"""Edges as data (what the builder records) and their routing behaviour (what the runner calls)."""
+
+from __future__ import annotations
+
+import inspect
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from agentic_core._errors import AgentCoreError
+
+if TYPE_CHECKING:
+    from agentic_core.graph._executor import Executor
+
+_log = structlog.get_logger(__name__)
+
+Condition = Callable[[Any], bool | Awaitable[bool]]
+Selection = Callable[[Any, int], Sequence[int]]
+ExecutorRef = "Executor | str"
+
+
+class EdgeKind(StrEnum):
+    """The five edge types."""
+
+    DIRECT = "direct"
+    CONDITIONAL = "conditional"
+    SWITCH = "switch"
+    FAN_OUT = "fan_out"
+    FAN_IN = "fan_in"
+
+
+class Case:
+    """A switch-case branch: the first case whose ``condition`` holds sends to ``target``."""
+
+    __slots__ = ("condition", "target")
+
+    def __init__(self, condition: Condition, target: Executor | str) -> None:
+        self.condition = condition
+        self.target = target
+
+
+class Default:
+    """The switch-case branch taken when no ``Case`` holds."""
+
+    __slots__ = ("target",)
+
+    def __init__(self, target: Executor | str) -> None:
+        self.target = target
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """One edge group as recorded by the builder (ids only)."""
+
+    kind: EdgeKind
+    sources: tuple[str, ...]
+    targets: tuple[str, ...]
+    conditions: tuple[Condition | None, ...] = ()  # per target (direct/switch); None: always
+    selection: Selection | None = None
+    description: str | None = None
+    index: int = 0  # position in the builder: makes ``key`` unique
+
+    @property
+    def key(self) -> str:
+        """A stable, unique name of the edge group (fan-in buffers are stored under it)."""
+        return f"{self.index}:{self.kind.value}:{'|'.join(self.sources)}->{'|'.join(self.targets)}"
+
+
+class RoutingError(AgentCoreError):
+    """A condition or selection raised, or returned something unusable."""
+
+    def __init__(self, message: str, *, source_id: str) -> None:
+        super().__init__(message)
+        self.source_id = source_id
+
+
+Deliver = Callable[[str, Any], None]
+
+
+async def _holds(condition: Condition, message: Any, edge: Edge, target: str) -> bool:
+    try:
+        verdict = condition(message)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+    except Exception as exc:
+        raise RoutingError(
+            f"the condition of edge {edge.sources[0]} -> {target} raised "
+            f"{type(exc).__name__}: {exc}",
+            source_id=edge.sources[0],
+        ) from exc
+    return bool(verdict)
+
+
+class FanInBuffer:
+    """Per-run buffer of one fan-in edge: a queue per source and a count of non-empty queues."""
+
+    __slots__ = ("edge", "filled", "queues")
+
+    def __init__(self, edge: Edge) -> None:
+        self.edge = edge
+        self.queues: dict[str, deque[Any]] = {source: deque() for source in edge.sources}
+        self.filled = 0
+
+    def add(self, source: str, message: Any) -> list[Any] | None:
+        """Buffer ``message``; return the delivery list once every source has sent."""
+        queue = self.queues[source]
+        if not queue:
+            self.filled += 1
+        queue.append(message)
+        if self.filled < len(self.queues):
+            return None
+        batch = [q.popleft() for q in self.queues.values()]
+        self.filled = sum(1 for q in self.queues.values() if q)
+        return batch
+
+    def missing(self) -> list[str] | None:
+        """Sources not heard from, when the buffer holds something; else None."""
+        if self.filled == 0:
+            return None
+        return [source for source, queue in self.queues.items() if not queue]
+
+
+async def route_message(
+    edges: Sequence[Edge],
+    source: str,
+    message: Any,
+    target_id: str | None,
+    deliver: Deliver,
+    fan_in: Callable[[Edge], FanInBuffer],
+) -> None:
+    """Send ``message`` from ``source`` along its outgoing ``edges``, in the order added."""
+    for edge in edges:
+        kind = edge.kind
+        if kind is EdgeKind.DIRECT or kind is EdgeKind.CONDITIONAL:
+            target = edge.targets[0]
+            if target_id is not None and target != target_id:
+                continue
+            condition = edge.conditions[0]
+            if condition is None or await _holds(condition, message, edge, target):
+                deliver(target, message)
+        elif kind is EdgeKind.SWITCH:
+            for condition, target in zip(edge.conditions, edge.targets, strict=True):
+                if condition is None or await _holds(condition, message, edge, target):
+                    if target_id is None or target == target_id:
+                        deliver(target, message)
+                    break
+            else:
+                _log.debug("switch_no_match", source=source, message_type=type(message).__name__)
+        elif kind is EdgeKind.FAN_OUT:
+            for index in _select(edge, message):
+                target = edge.targets[index]
+                if target_id is None or target == target_id:
+                    deliver(target, message)
+        else:  # FAN_IN
+            target = edge.targets[0]
+            if target_id is not None and target != target_id:
+                continue
+            batch = fan_in(edge).add(source, message)
+            if batch is not None:
+                deliver(target, batch)
+
+
+def _select(edge: Edge, message: Any) -> Sequence[int]:
+    n = len(edge.targets)
+    if edge.selection is None:
+        return range(n)
+    try:
+        chosen = list(edge.selection(message, n))
+    except Exception as exc:
+        raise RoutingError(
+            f"the selection of fan-out edge {edge.sources[0]} -> [{', '.join(edge.targets)}] "
+            f"raised {type(exc).__name__}: {exc}",
+            source_id=edge.sources[0],
+        ) from exc
+    for index in chosen:
+        if not isinstance(index, int) or not 0 <= index < n:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise RoutingError(
+                f"the selection of fan-out edge {edge.sources[0]} returned {index!r}, "
+                f"not an index in 0..{n - 1}",
+                source_id=edge.sources[0],
+            )
+    return chosen

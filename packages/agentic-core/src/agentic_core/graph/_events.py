@@ -1,0 +1,112 @@
+"""Workflow events: pydantic models, made only when someone listens (and the few run() keeps)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class WorkflowRunState(StrEnum):
+    """How a run ended (or paused)."""
+
+    COMPLETED = "completed"
+    IDLE_WITH_PENDING_REQUESTS = "idle_with_pending_requests"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class WorkflowEvent(BaseModel):
+    """Base of every workflow event; subclass it for custom events sent with ``ctx.add_event``."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+
+class WorkflowStartedEvent(WorkflowEvent):
+    """A run started (or resumed)."""
+
+    run_id: str
+    workflow_id: str
+
+
+class SuperstepStartedEvent(WorkflowEvent):
+    """A superstep began; ``executor_ids`` run in it (sorted)."""
+
+    superstep: int
+    executor_ids: list[str]
+
+
+class SuperstepCompletedEvent(WorkflowEvent):
+    """A superstep's barrier passed and its messages were routed."""
+
+    superstep: int
+
+
+class ExecutorInvokedEvent(WorkflowEvent):
+    """An executor ran in a superstep."""
+
+    executor_id: str
+    superstep: int
+
+
+class ExecutorCompletedEvent(WorkflowEvent):
+    """An executor finished its invocation."""
+
+    executor_id: str
+    superstep: int
+    duration_s: float
+
+
+class ExecutorFailedEvent(WorkflowEvent):
+    """An executor attempt raised; ``will_retry`` says whether its RetryPolicy tries again."""
+
+    executor_id: str
+    superstep: int
+    error: str
+    will_retry: bool
+
+
+class WorkflowOutputEvent(WorkflowEvent):
+    """An executor yielded a workflow output."""
+
+    data: Any
+    source_executor_id: str
+
+
+class RequestInfoEvent(WorkflowEvent):
+    """An executor asked for outside input; answer with ``responses={request_id: value}``."""
+
+    request_id: str
+    source_executor_id: str
+    data: Any
+    response_type: Any
+
+
+class AgentRunUpdateEvent(WorkflowEvent):
+    """A streaming update of an agent running inside the graph."""
+
+    executor_id: str
+    update: Any
+
+
+class WorkflowCompletedEvent(WorkflowEvent):
+    """The run ended (completed, or idle with pending requests)."""
+
+    superstep_count: int
+    duration_s: float
+
+
+class WorkflowFailedEvent(WorkflowEvent):
+    """The run failed; ``run_stream`` stops after this event."""
+
+    error: str
+    superstep: int
+    executor_id: str | None = None
+
+
+class FanInIncompleteEvent(WorkflowEvent):
+    """The run ended with a fan-in partly filled: ``missing_source_ids`` never sent."""
+
+    target_id: str
+    missing_source_ids: list[str]

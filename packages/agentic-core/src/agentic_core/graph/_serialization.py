@@ -1,0 +1,264 @@
+# pyright: reportUnknownVariableType=false, reportUnknownArgumentType=false, reportUnknownMemberType=false
+# (a boundary module: it walks arbitrary user data)
+"""JSON encoding of messages, outputs and state through an explicit type registry.
+
+No pickle and no importing a class named by the data: a tagged value decodes only to a class
+the registry holds (the types the graph's handlers declare, plus types seen while running).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import types
+from datetime import date, datetime
+from enum import Enum
+from typing import Any, Union, get_args, get_origin
+from uuid import UUID
+
+from pydantic import BaseModel
+
+from agentic_core._errors import SerializationError
+
+_TAG = "$t"
+_UNIONS: tuple[Any, ...] = (Union, types.UnionType)
+_VALUE = "v"
+_SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+
+
+def type_tag(cls: type) -> str:
+    """The registry tag of a class: ``module.QualName``."""
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _is_registrable(cls: type) -> bool:
+    return issubclass(cls, BaseModel | Enum) or dataclasses.is_dataclass(cls)
+
+
+def _is_dataclass_instance(value: Any) -> bool:
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
+class TypeRegistry:
+    """The classes a workflow may encode and decode, by tag."""
+
+    __slots__ = ("_by_tag", "_known")
+
+    def __init__(self, types_: Any = ()) -> None:
+        self._by_tag: dict[str, type] = {}
+        self._known: set[type] = set(_SCALARS)
+        for tp in types_:
+            self.register_annotation(tp)
+
+    def register(self, cls: type) -> None:
+        """Allow ``cls`` (a pydantic model, dataclass or Enum) to be encoded and decoded."""
+        if cls in self._known:
+            return
+        if not _is_registrable(cls):
+            return
+        tag = type_tag(cls)
+        other = self._by_tag.get(tag)
+        if other is not None and other is not cls:
+            raise SerializationError(
+                f"two different classes share the tag {tag!r}; rename one of them"
+            )
+        self._by_tag[tag] = cls
+        self._known.add(cls)
+        if dataclasses.is_dataclass(cls):
+            for field in dataclasses.fields(cls):
+                self.register_annotation(field.type)
+
+    def register_annotation(self, tp: Any) -> None:
+        """Register every class mentioned in an annotation (unions, generics, nested)."""
+        if isinstance(tp, str):
+            return
+        if isinstance(tp, type) and get_origin(tp) is None:
+            self.register(tp)
+            if issubclass(tp, BaseModel):
+                for field in tp.model_fields.values():
+                    self.register_annotation(field.annotation)
+            return
+        for arg in get_args(tp):
+            self.register_annotation(arg)
+
+    def lookup(self, tag: str) -> type:
+        """The class of ``tag``, else ``SerializationError`` saying how to register it."""
+        cls = self._by_tag.get(tag)
+        if cls is None:
+            cls = _event_classes().get(tag)
+            if cls is not None:
+                self.register(cls)
+                return cls
+            raise SerializationError(
+                f"cannot decode a value of type {tag!r}: no handler of this workflow declares "
+                "it, so it is not in the type registry (annotate a handler or its "
+                "WorkflowContext with it)"
+            )
+        return cls
+
+    # -- checking -------------------------------------------------------------------------------
+
+    def check(self, value: Any) -> str | None:
+        """None when ``value`` can be encoded, else the name of the offending type.
+
+        Classes seen here are registered, so what one executor sends, another can decode.
+        """
+        cls = type(value)
+        if cls in self._known:
+            if cls is list or cls is tuple or cls is set or cls is frozenset:
+                return next((bad for v in value if (bad := self.check(v))), None)
+            if cls is dict:
+                return next(
+                    (bad for k, v in value.items() if (bad := self.check(k) or self.check(v))),
+                    None,
+                )
+            return None
+        if cls in (list, tuple, set, frozenset, dict):
+            self._known.add(cls)
+            return self.check(value)
+        if cls in (bytes, datetime, date, UUID):
+            self._known.add(cls)
+            return None
+        if _is_registrable(cls):
+            self.register(cls)
+            if _is_dataclass_instance(value):
+                for field in dataclasses.fields(value):
+                    bad = self.check(getattr(value, field.name))
+                    if bad:
+                        return bad
+            return None
+        return cls.__qualname__
+
+    # -- encoding -------------------------------------------------------------------------------
+
+    def encode(self, value: Any) -> Any:
+        """``value`` as JSON-able data with type tags."""
+        cls = type(value)
+        if cls in _SCALARS:
+            return value
+        if cls is list:
+            return [self.encode(v) for v in value]
+        if cls is dict:
+            if all(type(k) is str for k in value) and _TAG not in value:
+                return {k: self.encode(v) for k, v in value.items()}
+            return {
+                _TAG: "dict",
+                _VALUE: [[self.encode(k), self.encode(v)] for k, v in value.items()],
+            }
+        if isinstance(value, BaseModel):
+            # Field by field, so values in Any-typed fields keep their own types too.
+            self.register(cls)
+            fields = {name: self.encode(getattr(value, name)) for name in cls.model_fields}
+            return {_TAG: type_tag(cls), _VALUE: fields}
+        if isinstance(value, Enum):
+            self.register(cls)
+            return {_TAG: type_tag(cls), _VALUE: self.encode(value.value)}
+        if _is_dataclass_instance(value):
+            self.register(cls)
+            fields = {
+                f.name: self.encode(getattr(value, f.name)) for f in dataclasses.fields(value)
+            }
+            return {_TAG: type_tag(cls), _VALUE: fields}
+        if cls is tuple:
+            return {_TAG: "tuple", _VALUE: [self.encode(v) for v in value]}
+        if cls in (set, frozenset):
+            return {_TAG: "set", _VALUE: [self.encode(v) for v in value]}
+        if cls is bytes:
+            return {_TAG: "bytes", _VALUE: base64.b64encode(value).decode()}
+        if cls is datetime or cls is date:
+            return {_TAG: cls.__name__, _VALUE: value.isoformat()}
+        if cls is UUID:
+            return {_TAG: "uuid", _VALUE: str(value)}
+        if isinstance(value, type):
+            self.register(value)
+            return {_TAG: "type", _VALUE: _type_name(value)}
+        if value is Any or get_origin(value) is not None:
+            # A typing construct (list[str], A | B, Any): kept as the plainest class it names.
+            origin = get_origin(value)
+            plain = origin if isinstance(origin, type) and origin not in _UNIONS else object
+            return {_TAG: "type", _VALUE: _type_name(plain)}
+        raise SerializationError(
+            f"a value of type {cls.__qualname__} cannot be serialized: use pydantic models, "
+            "dataclasses, enums, primitives, or lists and dicts of those"
+        )
+
+    def decode(self, data: Any) -> Any:
+        """The value that ``encode`` turned into ``data``."""
+        cls = type(data)
+        if cls is list:
+            return [self.decode(v) for v in data]
+        if cls is not dict:
+            return data
+        tag = data.get(_TAG)
+        if tag is None:
+            return {k: self.decode(v) for k, v in data.items()}
+        raw = data[_VALUE]
+        match tag:
+            case "dict":
+                return {self.decode(k): self.decode(v) for k, v in raw}
+            case "tuple":
+                return tuple(self.decode(v) for v in raw)
+            case "set":
+                return {self.decode(v) for v in raw}
+            case "bytes":
+                return base64.b64decode(raw)
+            case "datetime":
+                return datetime.fromisoformat(raw)
+            case "date":
+                return date.fromisoformat(raw)
+            case "uuid":
+                return UUID(raw)
+            case "type":
+                return self._decode_type(raw)
+            case _:
+                return self._decode_registered(tag, raw)
+
+    def _decode_registered(self, tag: str, raw: Any) -> Any:
+        cls = self.lookup(tag)
+        try:
+            if issubclass(cls, BaseModel):
+                return cls.model_construct(**{k: self.decode(v) for k, v in raw.items()})
+            if issubclass(cls, Enum):
+                return cls(self.decode(raw))
+            return cls(**{k: self.decode(v) for k, v in raw.items()})
+        except (ValueError, TypeError) as exc:
+            raise SerializationError(f"cannot decode a {tag!r}: {exc}") from exc
+
+    def _decode_type(self, name: str) -> type:
+        builtin = _NAMED_TYPES.get(name)
+        if builtin is not None:
+            return builtin
+        return self.lookup(name)
+
+    def dumps(self, value: Any) -> str:
+        """``value`` encoded as JSON text."""
+        return json.dumps(self.encode(value), separators=(",", ":"))
+
+    def loads(self, text: str | bytes) -> Any:
+        """The value of JSON text made by ``dumps``."""
+        return self.decode(json.loads(text))
+
+
+_NAMED_TYPES: dict[str, type] = {
+    t.__name__: t for t in (str, int, float, bool, list, dict, tuple, bytes, set, type(None))
+} | {"Any": object}
+
+
+def _type_name(tp: type) -> str:
+    if tp in _NAMED_TYPES.values():
+        return "Any" if tp is object else tp.__name__
+    return type_tag(tp)
+
+
+def _event_classes() -> dict[str, type]:
+    """Every WorkflowEvent subclass defined in this process, by tag (custom events included)."""
+    from agentic_core.graph._events import WorkflowEvent
+
+    found: dict[str, type] = {}
+    stack: list[type] = [WorkflowEvent]
+    while stack:
+        cls = stack.pop()
+        found[type_tag(cls)] = cls
+        stack.extend(cls.__subclasses__())
+    return found
