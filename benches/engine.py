@@ -1,3 +1,5 @@
+# pyright: reportMissingImports=false, reportMissingModuleSource=false
+# (the peers come from the optional `bench` dependency group: `uv run --group bench ...`)
 """Graph engine overhead: agentic_core against a plain-asyncio floor, LangGraph and MAF.
 
 Run: ``uv run --group bench python benches/engine.py [--rounds N] [--only SHAPE]``.
