@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Self
 
@@ -58,7 +57,7 @@ class WorkflowBuilder:
         return ref
 
     def _add(self, edge: Edge) -> None:
-        self._edges.append(dataclasses.replace(edge, index=len(self._edges)))
+        self._edges.append(edge.with_position(len(self._edges)))
 
     def set_start_executor(self, executor: ExecutorRef) -> Self:
         """The executor that receives the run's input message in superstep 0."""

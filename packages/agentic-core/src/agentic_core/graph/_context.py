@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 TMessage = TypeVar("TMessage", default=Never)
 TOutput = TypeVar("TOutput", default=Never)
 
+_SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
 _REQUEST_NAMESPACE = uuid.UUID("6f1d4c1e-0b7a-4c55-9d59-4f0c2a9a7a11")
 
 
@@ -30,18 +31,7 @@ class WorkflowContext(Generic[TMessage, TOutput]):
     order; shared-state writes are visible to the writer at once and to others next superstep.
     """
 
-    __slots__ = (
-        "_invocation",
-        "_n_requests",
-        "_registry",
-        "_result",
-        "_streaming",
-        "_targets",
-        "executor_id",
-        "run_id",
-        "superstep",
-        "workflow_id",
-    )
+    __slots__ = ("_invocation", "_n_requests", "_registry", "_result", "_targets")
 
     def __init__(
         self,
@@ -54,12 +44,27 @@ class WorkflowContext(Generic[TMessage, TOutput]):
         self._result = result
         self._targets = targets
         self._registry = registry
-        self._streaming = invocation.streaming
         self._n_requests = 0
-        self.executor_id: str = invocation.executor_id
-        self.workflow_id: str = invocation.workflow_id
-        self.run_id: str = invocation.run_id
-        self.superstep: int = invocation.superstep
+
+    @property
+    def executor_id(self) -> str:
+        """Id of the executor this context belongs to."""
+        return self._invocation.executor_id
+
+    @property
+    def workflow_id(self) -> str:
+        """Id of the workflow being run."""
+        return self._invocation.workflow_id
+
+    @property
+    def run_id(self) -> str:
+        """Id of the run (the same across resumes)."""
+        return self._invocation.run_id
+
+    @property
+    def superstep(self) -> int:
+        """The current superstep (0 delivers the run's input)."""
+        return self._invocation.superstep
 
     @property
     def attempt(self) -> int:
@@ -93,18 +98,18 @@ class WorkflowContext(Generic[TMessage, TOutput]):
                 f"(its targets: {', '.join(sorted(self._targets)) or 'none'})",
                 executor_id=self.executor_id,
             )
-        self._check(message, "send")
+        if type(message) not in _SCALARS:
+            self._check(message, "send")
         self._result.sent.append((message, target_id))
 
     async def yield_output(self, output: TOutput) -> None:
         """Yield ``output`` as a workflow output, visible to the caller."""
-        self._check(output, "yield")
+        if type(output) not in _SCALARS:
+            self._check(output, "yield")
         self._result.outputs.append(output)
-        if self._streaming:
+        if self._invocation.streaming:
             self._result.events.append(
-                WorkflowOutputEvent.model_construct(
-                    data=output, source_executor_id=self.executor_id
-                )
+                WorkflowOutputEvent(data=output, source_executor_id=self.executor_id)
             )
 
     async def add_event(self, event: WorkflowEvent) -> None:
@@ -140,7 +145,7 @@ class WorkflowContext(Generic[TMessage, TOutput]):
         self._n_requests += 1
         request_id = str(uuid.uuid5(_REQUEST_NAMESPACE, f"{self.invocation_id}#{self._n_requests}"))
         self._result.requests.append(
-            RequestInfoEvent.model_construct(
+            RequestInfoEvent(
                 request_id=request_id,
                 source_executor_id=self.executor_id,
                 data=request,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
@@ -63,11 +64,12 @@ class Edge:
     selection: Selection | None = None
     description: str | None = None
     index: int = 0  # position in the builder: makes ``key`` unique
+    key: str = ""  # stable, unique name (fan-in buffers are stored under it); set by the builder
 
-    @property
-    def key(self) -> str:
-        """A stable, unique name of the edge group (fan-in buffers are stored under it)."""
-        return f"{self.index}:{self.kind.value}:{'|'.join(self.sources)}->{'|'.join(self.targets)}"
+    def with_position(self, index: int) -> Edge:
+        """This edge at builder position ``index``, with its unique ``key``."""
+        key = f"{index}:{self.kind.value}:{'|'.join(self.sources)}->{'|'.join(self.targets)}"
+        return dataclasses.replace(self, index=index, key=key)
 
 
 class RoutingError(AgentCoreError):

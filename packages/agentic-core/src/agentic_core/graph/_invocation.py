@@ -53,18 +53,48 @@ class Invocation:
         return f"{self.run_id}.{self.superstep}.{self.executor_id}.{self.attempt}"
 
 
-@dataclass(slots=True)
 class InvocationResult:
-    """Everything one invocation produced, applied by the runner at the barrier."""
+    """Everything one invocation produced, applied by the runner at the barrier.
 
-    executor_id: str
-    sent: list[tuple[Any, str | None]] = field(default_factory=list[tuple[Any, "str | None"]])
-    outputs: list[Any] = field(default_factory=list[Any])
-    events: list[WorkflowEvent] = field(default_factory=list[WorkflowEvent])
-    state_writes: dict[str, Any] = field(default_factory=dict[str, Any])
-    requests: list[RequestInfoEvent] = field(default_factory=list[RequestInfoEvent])
-    executor_state: Any = NO_STATE
-    error: ExecutorErrorInfo | None = None
-    retryable: bool = True
-    duration_s: float = 0.0
-    exception: BaseException | None = None  # local runtimes only; never serialized
+    ``exception`` is set by local runtimes only (never serialized).
+    """
+
+    __slots__ = (
+        "duration_s",
+        "error",
+        "events",
+        "exception",
+        "executor_id",
+        "executor_state",
+        "outputs",
+        "requests",
+        "retryable",
+        "sent",
+        "state_writes",
+    )
+
+    def __init__(
+        self,
+        executor_id: str,
+        sent: list[tuple[Any, str | None]] | None = None,
+        outputs: list[Any] | None = None,
+        events: list[WorkflowEvent] | None = None,
+        state_writes: dict[str, Any] | None = None,
+        requests: list[RequestInfoEvent] | None = None,
+        executor_state: Any = NO_STATE,
+        error: ExecutorErrorInfo | None = None,
+        retryable: bool = True,
+        duration_s: float = 0.0,
+        exception: BaseException | None = None,
+    ) -> None:
+        self.executor_id = executor_id
+        self.sent: list[tuple[Any, str | None]] = [] if sent is None else sent
+        self.outputs: list[Any] = [] if outputs is None else outputs
+        self.events: list[WorkflowEvent] = [] if events is None else events
+        self.state_writes: dict[str, Any] = {} if state_writes is None else state_writes
+        self.requests: list[RequestInfoEvent] = [] if requests is None else requests
+        self.executor_state = executor_state
+        self.error = error
+        self.retryable = retryable
+        self.duration_s = duration_s
+        self.exception = exception

@@ -131,7 +131,7 @@ async def run_superstep(run: RunState, runtime: Runtime, store: CheckpointStore 
     stream = run.stream
     streaming = stream is not None
     if streaming:
-        stream.append(SuperstepStartedEvent.model_construct(superstep=superstep, executor_ids=ids))
+        stream.append(SuperstepStartedEvent(superstep=superstep, executor_ids=ids))
     state = run.shared_state
     executor_states = run.executor_states
     errors = run.errors
@@ -151,20 +151,32 @@ async def run_superstep(run: RunState, runtime: Runtime, store: CheckpointStore 
         for executor_id in ids
     ]
     results = await runtime.execute(workflow, invocations)
-    if any(result.error is not None for result in results):
-        await _retry_failed(run, runtime, invocations, results)
-    _apply_results(run, results, superstep)
     for result in results:
-        if result.sent:
+        if result.error is not None:
+            await _retry_failed(run, runtime, invocations, results)
+            break
+    _apply_results(run, results, superstep)
+    deliver = run.deliver
+    for result in results:
+        sent = result.sent
+        if not sent:
+            continue
+        direct = workflow.plan_of(result.executor_id).direct_targets
+        if direct is not None:  # only unconditional direct edges: no routing logic needed
+            for message, target_id in sent:
+                for target in direct:
+                    if target_id is None or target == target_id:
+                        deliver(target, message)
+        else:
             edges = workflow.edges_from(result.executor_id)
-            for message, target_id in result.sent:
+            for message, target_id in sent:
                 try:
                     await route_message(
                         edges,
                         result.executor_id,
                         message,
                         target_id,
-                        run.deliver,
+                        deliver,
                         run.fan_in_buffer,
                     )
                 except RoutingError as exc:
@@ -178,7 +190,7 @@ async def run_superstep(run: RunState, runtime: Runtime, store: CheckpointStore 
     if store is not None:
         await save_checkpoint(run, store)
     if streaming:
-        stream.append(SuperstepCompletedEvent.model_construct(superstep=superstep))
+        stream.append(SuperstepCompletedEvent(superstep=superstep))
     return bool(run.inboxes)
 
 
@@ -188,9 +200,7 @@ def _apply_results(run: RunState, results: list[InvocationResult], superstep: in
     for result in results:
         executor_id = result.executor_id
         if stream is not None:
-            stream.append(
-                ExecutorInvokedEvent.model_construct(executor_id=executor_id, superstep=superstep)
-            )
+            stream.append(ExecutorInvokedEvent(executor_id=executor_id, superstep=superstep))
             stream.extend(result.events)
         elif result.events:
             run.events.extend(result.events)
@@ -205,7 +215,7 @@ def _apply_results(run: RunState, results: list[InvocationResult], superstep: in
             run.executor_states[executor_id] = result.executor_state
         if stream is not None:
             stream.append(
-                ExecutorCompletedEvent.model_construct(
+                ExecutorCompletedEvent(
                     executor_id=executor_id, superstep=superstep, duration_s=result.duration_s
                 )
             )

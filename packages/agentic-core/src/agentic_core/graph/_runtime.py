@@ -38,16 +38,14 @@ class Runtime(Protocol):
 
 async def invoke_executor(workflow: Workflow, invocation: Invocation) -> InvocationResult:
     """Run one invocation in this process: every message through the executor's handlers."""
-    executor = workflow.get_executor(invocation.executor_id)
+    executor, stateful, targets, timeout, _ = workflow.plan_of(invocation.executor_id)
     result = InvocationResult(invocation.executor_id)
-    stateful = executor.is_stateful
     if stateful:
         executor = copy.copy(executor)  # per-run state never touches the shared instance
         executor.restore_state(invocation.executor_state)
     ctx: WorkflowContext[Any, Any] = WorkflowContext(
-        invocation, result, workflow.targets_of(invocation.executor_id), workflow.type_registry
+        invocation, result, targets, workflow.type_registry
     )
-    timeout = executor.retry.timeout_s if executor.retry is not None else None
     started = time.perf_counter()
     try:
         if timeout is None:

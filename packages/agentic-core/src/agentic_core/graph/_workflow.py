@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import structlog
 from pydantic import BaseModel
@@ -17,7 +17,7 @@ from agentic_core._errors import (
     WorkflowExecutionError,
     WorkflowRequestError,
 )
-from agentic_core.graph._edges import Edge
+from agentic_core.graph._edges import Edge, EdgeKind
 from agentic_core.graph._events import (
     RequestInfoEvent,
     WorkflowCompletedEvent,
@@ -100,6 +100,16 @@ class Workflow:
                 self._edges_from[source] = (*self._edges_from.get(source, ()), edge)
                 targets[source].update(edge.targets)
         self._targets = {k: frozenset(v) for k, v in targets.items()}
+        self._plans = {
+            executor_id: ExecutorPlan(
+                executor,
+                executor.is_stateful,
+                self._targets[executor_id],
+                executor.retry.timeout_s if executor.retry is not None else None,
+                _direct_targets(self._edges_from.get(executor_id, ())),
+            )
+            for executor_id, executor in executors.items()
+        }
         self._registry = TypeRegistry()
         self._registry.register(ResponseDelivery)
         self._registry.register(ExecutorErrorInfo)
@@ -131,6 +141,10 @@ class Workflow:
     def type_registry(self) -> TypeRegistry:
         """The types this workflow encodes and decodes (from its handlers' annotations)."""
         return self._registry
+
+    def plan_of(self, executor_id: str) -> ExecutorPlan:
+        """What the runner needs of an executor, resolved once at build time."""
+        return self._plans[executor_id]
 
     def get_executor(self, executor_id: str) -> Executor:
         """The executor with ``executor_id``."""
@@ -370,6 +384,22 @@ class Workflow:
         for request_id in run.pending_requests:
             self._paused[request_id] = run
         return tail
+
+
+class ExecutorPlan(NamedTuple):
+    """An executor with what the hot path needs of it, resolved once."""
+
+    executor: Executor
+    stateful: bool
+    targets: frozenset[str]
+    timeout_s: float | None
+    direct_targets: tuple[str, ...] | None  # only unconditional direct edges: route inline
+
+
+def _direct_targets(edges: tuple[Edge, ...]) -> tuple[str, ...] | None:
+    if all(e.kind is EdgeKind.DIRECT and e.conditions[0] is None for e in edges):
+        return tuple(e.targets[0] for e in edges)
+    return None
 
 
 def _coerce_response(request: RequestInfoEvent, response: Any) -> Any:
