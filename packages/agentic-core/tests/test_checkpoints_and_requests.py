@@ -250,3 +250,38 @@ async def test_child_requests_surface_in_the_parent_and_answers_resume_the_child
         runtime=runtime,
     )
     assert done.outputs == ["parent got essay: approved"]
+
+
+class Draft(BaseModel):
+    text: str
+    revision: int
+
+
+async def test_a_checkpoint_with_tampered_values_fails_as_checkpoint_error() -> None:
+    @executor
+    async def revise(draft: Draft, ctx: WorkflowContext[Draft, Draft]) -> None:
+        if draft.revision < 2:
+            await ctx.send_message(Draft(text=draft.text, revision=draft.revision + 1))
+        else:
+            await ctx.yield_output(draft)
+
+    workflow = WorkflowBuilder("tamper").set_start_executor(revise).add_edge(revise, revise).build()
+    store = InMemoryCheckpointStore()
+    result = await workflow.run(Draft(text="t", revision=0), checkpoint_store=store)
+    first = (await store.list(run_id=result.run_id))[0]
+    checkpoint = await store.load(first.id)
+    assert checkpoint is not None
+    [message] = checkpoint.pending_messages["revise"]
+    message["v"]["revision"] = "not a number"
+    unknown = checkpoint.model_copy(
+        update={"id": "tampered", "pending_messages": {"revise": [message]}}
+    )
+    await store.save(unknown)
+    with pytest.raises(CheckpointError, match="'tampered' of run .* cannot be decoded"):
+        await workflow.run(checkpoint_id="tampered", checkpoint_store=store)
+    renamed = dict(message, **{"$t": "somewhere.Else"})
+    await store.save(
+        checkpoint.model_copy(update={"id": "renamed", "pending_messages": {"revise": [renamed]}})
+    )
+    with pytest.raises(CheckpointError, match="'somewhere.Else'"):
+        await workflow.run(checkpoint_id="renamed", checkpoint_store=store)

@@ -218,11 +218,11 @@ class TypeRegistry:
         cls = self.lookup(tag)
         try:
             if issubclass(cls, BaseModel):
-                return cls.model_construct(**{k: self.decode(v) for k, v in raw.items()})
+                return cls.model_validate({k: self.decode(v) for k, v in raw.items()}, by_name=True)
             if issubclass(cls, Enum):
                 return cls(self.decode(raw))
             return cls(**{k: self.decode(v) for k, v in raw.items()})
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, AttributeError) as exc:
             raise SerializationError(f"cannot decode a {tag!r}: {exc}") from exc
 
     def _decode_type(self, name: str) -> type:

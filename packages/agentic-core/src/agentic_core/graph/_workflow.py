@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from agentic_core._errors import (
     CheckpointError,
     IncompatibleCheckpointError,
+    SerializationError,
     WorkflowExecutionError,
     WorkflowRequestError,
 )
@@ -310,7 +311,15 @@ class Workflow:
                 f"checkpoint {checkpoint_id!r} has schema version {checkpoint.schema_version}; "
                 f"this agentic_core reads up to {CHECKPOINT_SCHEMA_VERSION}"
             )
-        return restore_run(self, checkpoint)
+        try:
+            return restore_run(self, checkpoint)
+        except CheckpointError:
+            raise
+        except (SerializationError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise CheckpointError(
+                f"checkpoint {checkpoint_id!r} of run {checkpoint.run_id} cannot be decoded: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
 
     def _paused_run_of(self, responses: Mapping[str, Any]) -> RunState:
         runs = {id(run): run for rid in responses if (run := self._paused.get(rid)) is not None}
