@@ -277,11 +277,11 @@ async def test_a_checkpoint_with_tampered_values_fails_as_checkpoint_error() -> 
         update={"id": "tampered", "pending_messages": {"revise": [message]}}
     )
     await store.save(unknown)
-    with pytest.raises(CheckpointError, match="'tampered' of run .* cannot be decoded"):
+    with pytest.raises(CheckpointError, match=r"'tampered' of run .* cannot be decoded"):
         await workflow.run(checkpoint_id="tampered", checkpoint_store=store)
     renamed = dict(message, **{"$t": "somewhere.Else"})
     await store.save(
         checkpoint.model_copy(update={"id": "renamed", "pending_messages": {"revise": [renamed]}})
     )
-    with pytest.raises(CheckpointError, match="'somewhere.Else'"):
+    with pytest.raises(CheckpointError, match=r"'somewhere.Else'"):
         await workflow.run(checkpoint_id="renamed", checkpoint_store=store)
