@@ -86,6 +86,8 @@ Deliver = Callable[[str, Any], None]
 async def _holds(condition: Condition, message: Any, edge: Edge, target: str) -> bool:
     try:
         verdict = condition(message)
+        if type(verdict) is bool:  # the common, synchronous case
+            return verdict
         if inspect.isawaitable(verdict):
             verdict = await verdict
     except Exception as exc:

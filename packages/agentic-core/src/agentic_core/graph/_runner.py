@@ -144,8 +144,8 @@ async def run_superstep(run: RunState, runtime: Runtime, store: CheckpointStore 
             inboxes[executor_id],
             state,
             1,
-            errors.get(executor_id, _NO_ERRORS),
-            executor_states.get(executor_id),
+            errors.get(executor_id, _NO_ERRORS) if errors else _NO_ERRORS,
+            executor_states.get(executor_id) if executor_states else None,
             streaming,
         )
         for executor_id in ids
