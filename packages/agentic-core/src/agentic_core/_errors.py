@@ -49,3 +49,11 @@ class IncompatibleCheckpointError(CheckpointError):
 
 class WorkflowRequestError(AgentCoreError):
     """Responses do not match the run's pending requests (unknown id, wrong type, no paused run)."""
+
+
+class AgentError(AgentCoreError):
+    """An agent could not complete a run: malformed model output, exhausted retries, bad input."""
+
+
+class ToolError(AgentCoreError):
+    """A tool was defined or called wrongly (bad schema, bad arguments, unknown tool)."""

@@ -9,7 +9,12 @@ from typing import TYPE_CHECKING, Any, Generic, Never
 from typing_extensions import TypeVar
 
 from agentic_core._errors import ExecutorError, SerializationError
-from agentic_core.graph._events import RequestInfoEvent, WorkflowEvent, WorkflowOutputEvent
+from agentic_core.graph._events import (
+    AgentRunUpdateEvent,
+    RequestInfoEvent,
+    WorkflowEvent,
+    WorkflowOutputEvent,
+)
 
 if TYPE_CHECKING:
     from agentic_core.graph._invocation import ExecutorErrorInfo, Invocation, InvocationResult
@@ -77,6 +82,11 @@ class WorkflowContext(Generic[TMessage, TOutput]):
         return self._invocation.invocation_id
 
     @property
+    def is_streaming(self) -> bool:
+        """True while the run is streamed (``run_stream``): worth streaming agent updates."""
+        return self._invocation.streaming
+
+    @property
     def previous_errors(self) -> list[ExecutorErrorInfo]:
         """Errors of this executor's earlier attempts in this run."""
         return self._invocation.previous_errors
@@ -120,6 +130,10 @@ class WorkflowContext(Generic[TMessage, TOutput]):
                 f"not {type(event).__qualname__}",
                 executor_id=self.executor_id,
             )
+        live = self._invocation.live
+        if live is not None and type(event) is AgentRunUpdateEvent:
+            live(event)  # shown while the agent streams, not at the barrier
+            return
         self._result.events.append(event)
 
     async def set_shared_state(self, key: str, value: Any) -> None:

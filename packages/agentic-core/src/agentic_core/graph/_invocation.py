@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,8 @@ class Invocation:
     previous_errors: list[ExecutorErrorInfo] = field(default_factory=list[ExecutorErrorInfo])
     executor_state: Any = NO_STATE
     streaming: bool = False
+    live: Callable[[WorkflowEvent], None] | None = None
+    """Where streaming updates (``AgentRunUpdateEvent``) go at once; local runtimes only."""
 
     @property
     def invocation_id(self) -> str:

@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import time
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -51,6 +52,7 @@ class RunState:
         "fan_in",
         "inboxes",
         "last_checkpoint_id",
+        "live",
         "outputs",
         "outputs_before",
         "pending_requests",
@@ -77,6 +79,7 @@ class RunState:
         self.outputs_before = 0  # outputs of earlier calls (before a resume)
         self.events: list[WorkflowEvent] = []
         self.stream: list[WorkflowEvent] | None = None
+        self.live: Callable[[WorkflowEvent], None] | None = None
         self.last_checkpoint_id: str | None = None
 
     def deliver(self, target: str, message: Any) -> None:
@@ -147,6 +150,7 @@ async def run_superstep(run: RunState, runtime: Runtime, store: CheckpointStore 
             errors.get(executor_id, _NO_ERRORS) if errors else _NO_ERRORS,
             executor_states.get(executor_id) if executor_states else None,
             streaming,
+            run.live,
         )
         for executor_id in ids
     ]

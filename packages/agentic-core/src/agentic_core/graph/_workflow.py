@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import json
 from collections.abc import AsyncIterator, Mapping
@@ -42,6 +44,7 @@ from agentic_core.graph._typing import describe, matcher_for
 from agentic_core.stores._checkpoint_model import CHECKPOINT_SCHEMA_VERSION
 
 if TYPE_CHECKING:
+    from agentic_core.agents._workflow_agent import WorkflowAgent
     from agentic_core.protocols import CheckpointStore
 
 _log = structlog.get_logger(__name__)
@@ -125,6 +128,8 @@ class Workflow:
         self._fingerprint = self._compute_fingerprint()
         self.id = f"{name}-{self._fingerprint[:12]}"
         self._paused: dict[str, RunState] = {}
+        # Executors that stream while they run (agents): run_stream then relays live updates.
+        self._streams_live = any(getattr(e, "streams_live", False) for e in executors.values())
 
     # -- structure ------------------------------------------------------------------------------
 
@@ -235,7 +240,14 @@ class Workflow:
         yield WorkflowStartedEvent(run_id=run.run_id, workflow_id=self.id)
         try:
             while run.inboxes:
-                more = await run_superstep(run, runtime or _DEFAULT_RUNTIME, store)
+                if self._streams_live:
+                    async for event in self._live_superstep(
+                        run, runtime or _DEFAULT_RUNTIME, store
+                    ):
+                        yield event
+                    more = bool(run.inboxes)
+                else:
+                    more = await run_superstep(run, runtime or _DEFAULT_RUNTIME, store)
                 for event in stream:
                     yield event
                 stream.clear()
@@ -253,6 +265,37 @@ class Workflow:
         yield WorkflowCompletedEvent(
             superstep_count=run.superstep, duration_s=monotonic() - started
         )
+
+    async def _live_superstep(
+        self, run: RunState, runtime: Runtime, store: CheckpointStore | None
+    ) -> AsyncIterator[WorkflowEvent]:
+        """One superstep, yielding executors' live updates (agent streaming) as they come."""
+        queue: asyncio.Queue[WorkflowEvent] = asyncio.Queue()
+        run.live = queue.put_nowait
+        step = asyncio.ensure_future(run_superstep(run, runtime, store))
+        try:
+            while not step.done():
+                getter = asyncio.ensure_future(queue.get())
+                await asyncio.wait({step, getter}, return_when=asyncio.FIRST_COMPLETED)
+                if getter.done():
+                    yield getter.result()
+                else:
+                    getter.cancel()
+            while not queue.empty():
+                yield queue.get_nowait()
+            step.result()  # re-raise a failure of the superstep
+        finally:
+            run.live = None
+            if not step.done():
+                step.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await step
+
+    def as_agent(self, name: str | None = None) -> WorkflowAgent:
+        """This workflow behind the Agent interface (its start executor takes list[ChatMessage])."""
+        from agentic_core.agents._workflow_agent import WorkflowAgent
+
+        return WorkflowAgent(self, name=name)
 
     async def send_responses(self, responses: Mapping[str, Any]) -> WorkflowRunResult:
         """Answer pending requests of a run paused in this process, and continue it."""

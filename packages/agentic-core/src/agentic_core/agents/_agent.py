@@ -1,0 +1,355 @@
+"""ChatAgent: the tool-calling loop over any ChatClient, with threads, memory and reducers."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+import structlog
+from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
+
+from agentic_core._errors import AgentError
+from agentic_core.agents._background import BackgroundRuns
+from agentic_core.agents._chat import ChatClient, ChatOptions, ChatResponse, ChatResponseUpdate
+from agentic_core.agents._memory_types import MemoryContext, MemoryProvider
+from agentic_core.agents._messages import ChatMessage, FunctionCallContent, Role, UsageDetails
+from agentic_core.agents._reducer_types import ChatReducer
+from agentic_core.agents._responses import (
+    AgentInput,
+    AgentResponse,
+    AgentResponseUpdate,
+    ContinuationToken,
+    to_messages,
+)
+from agentic_core.agents._thread import AgentThread, ChatMessageStore, InMemoryChatMessageStore
+from agentic_core.agents._tool_protocol import Tool
+
+_log = structlog.get_logger(__name__)
+
+_CORRECTION = (
+    "Your previous reply could not be parsed as JSON matching the {name} schema: {error}. "
+    "Reply again with only the JSON object."
+)
+
+
+def _as_tool(candidate: Tool | Callable[..., Any]) -> Tool:
+    if isinstance(candidate, Tool):
+        return candidate
+    from agentic_core.agents._tools import tool
+
+    return tool(candidate)
+
+
+class ChatAgent:
+    """An agent that answers with a chat model and calls tools until the model is done.
+
+    The loop: add the input to the thread, reduce the history, let memory add context, call
+    the model, run every tool call of the reply concurrently (errors and timeouts become error
+    results the model sees), repeat until a reply has no tool calls or ``max_tool_iterations``
+    is reached, then let memory learn from the response. Agents keep no conversation state:
+    the thread does, so one agent serves any number of threads at once.
+    """
+
+    def __init__(
+        self,
+        chat_client: ChatClient,
+        instructions: str | None = None,
+        *,
+        name: str | None = None,
+        id: str | None = None,  # noqa: A002
+        description: str | None = None,
+        tools: Sequence[Tool | Callable[..., Any]] = (),
+        memory_provider: MemoryProvider | None = None,
+        chat_reducer: ChatReducer | None = None,
+        message_store_factory: Callable[[], ChatMessageStore] | None = None,
+        max_tool_iterations: int = 10,
+        options: ChatOptions | None = None,
+        tool_timeout_s: float | None = None,
+    ) -> None:
+        if max_tool_iterations < 0:
+            raise ValueError(f"max_tool_iterations must be >= 0, got {max_tool_iterations}")
+        self.chat_client = chat_client
+        self.instructions = instructions
+        self.name = name or "agent"
+        self.id = id or f"{self.name}-{uuid.uuid4().hex[:8]}"
+        self.description = description
+        self.tools: list[Tool] = [_as_tool(t) for t in tools]
+        self._tools_by_name = {t.name: t for t in self.tools}
+        if len(self._tools_by_name) != len(self.tools):
+            raise AgentError(f"agent {self.name!r} has two tools with the same name")
+        self.memory_provider = memory_provider
+        self.chat_reducer = chat_reducer
+        self.message_store_factory = message_store_factory
+        self.max_tool_iterations = max_tool_iterations
+        self.options = options or ChatOptions()
+        self.tool_timeout_s = tool_timeout_s
+        self._background = BackgroundRuns()
+
+    def __repr__(self) -> str:
+        return (
+            f"ChatAgent(name={self.name!r}, id={self.id!r}, tools={[t.name for t in self.tools]})"
+        )
+
+    def get_new_thread(self, **metadata: Any) -> AgentThread:
+        """A fresh conversation (``metadata``, e.g. ``user_id=...``, goes on the thread)."""
+        store = self.message_store_factory() if self.message_store_factory else None
+        return AgentThread(message_store=store or InMemoryChatMessageStore(), metadata=metadata)
+
+    # -- public entry points --------------------------------------------------------------------
+
+    async def run(
+        self,
+        messages: AgentInput = None,
+        *,
+        thread: AgentThread | None = None,
+        options: ChatOptions | None = None,
+        response_format: type[BaseModel] | None = None,
+        background: bool = False,
+        continuation_token: ContinuationToken | None = None,
+        **kwargs: Any,
+    ) -> AgentResponse:
+        """Answer ``messages`` (a str is a user message) in ``thread`` (a new one by default).
+
+        ``background=True`` returns at once with a ``continuation_token``; pass it back as
+        ``continuation_token=`` to get the final response (or a newer token while it runs).
+        """
+        _no_extra(kwargs, "run")
+        if continuation_token is not None:
+            return await self._background.poll(continuation_token, self.id)
+        if background:
+            token = self._background.start(
+                self._steps(messages, thread, options, response_format, streaming=True)
+            )
+            return AgentResponse(agent_id=self.id, continuation_token=token)
+        final: AgentResponse | None = None
+        async for step in self._steps(messages, thread, options, response_format, streaming=False):
+            if isinstance(step, AgentResponse):
+                final = step
+        if final is None:  # pragma: no cover - _steps always ends with a response
+            raise AgentError(f"agent {self.name!r} produced no response")
+        return final
+
+    async def run_stream(
+        self,
+        messages: AgentInput = None,
+        *,
+        thread: AgentThread | None = None,
+        options: ChatOptions | None = None,
+        response_format: type[BaseModel] | None = None,
+        continuation_token: ContinuationToken | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[AgentResponseUpdate]:
+        """Stream the answer as the model produces it; the last update has ``done=True``.
+
+        With ``continuation_token`` it resumes a background run after the last update seen.
+        """
+        _no_extra(kwargs, "run_stream")
+        if continuation_token is not None:
+            async for update in self._background.follow(continuation_token):
+                yield update
+            return
+        async for step in self._steps(messages, thread, options, response_format, streaming=True):
+            if isinstance(step, AgentResponseUpdate):
+                yield step
+            else:
+                yield AgentResponseUpdate(author_name=self.name, done=True)
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    async def _steps(
+        self,
+        messages: AgentInput,
+        thread: AgentThread | None,
+        run_options: ChatOptions | None,
+        response_format: type[BaseModel] | None,
+        *,
+        streaming: bool,
+    ) -> AsyncIterator[AgentResponseUpdate | AgentResponse]:
+        """The run loop; yields streaming updates (when streaming), then the final response."""
+        thread = thread or self.get_new_thread()
+        new_input = to_messages(messages)
+        if new_input:
+            await thread.add_messages(new_input)
+        history = await self._reduced_history(thread)
+        memory = MemoryContext()
+        if self.memory_provider is not None:
+            await self.memory_provider.before_invoke(self.id, thread, memory)
+        prompt = [*self._system_messages(memory), *history]
+        options = self._options_for(run_options, response_format)
+        produced: list[ChatMessage] = []
+        usage = UsageDetails()
+        response: ChatResponse | None = None
+        for iteration in range(self.max_tool_iterations + 1):
+            if iteration == self.max_tool_iterations and self.tools:
+                # Out of tool iterations: one last call in which the model may not call tools.
+                options = options.model_copy(update={"tool_choice": "none", "tools": []})
+            response = None
+            async for item in self._call_model(prompt, options, streaming=streaming):
+                if isinstance(item, ChatResponse):
+                    response = item
+                else:
+                    yield item
+            if response is None:  # pragma: no cover - _call_model always ends with one
+                raise AgentError(f"agent {self.name!r}: the chat client returned no response")
+            usage = usage + response.usage
+            reply = self._stamp(response.message)
+            produced.append(reply)
+            prompt.append(reply)
+            calls = reply.function_calls
+            if not calls:
+                break
+            results = await self._run_tools(calls)
+            produced.extend(results)
+            prompt.extend(results)
+        if response is None:  # pragma: no cover - the loop runs at least once
+            raise AgentError(f"agent {self.name!r}: no model call was made")
+        value = None
+        if response_format is not None:
+            value, extra = await self._parse_structured(response, response_format, prompt, options)
+            for message, extra_usage in extra:
+                produced.append(message)
+                usage = usage + extra_usage
+        await thread.add_messages(produced)
+        final = AgentResponse(
+            messages=produced,
+            text=next((m.text for m in reversed(produced) if m.role is Role.ASSISTANT), ""),
+            usage=usage,
+            agent_id=self.id,
+            value=value,
+        )
+        if self.memory_provider is not None:
+            await self.memory_provider.after_invoke(self.id, thread, final)
+        yield final
+
+    async def _call_model(
+        self, prompt: list[ChatMessage], options: ChatOptions, *, streaming: bool
+    ) -> AsyncIterator[AgentResponseUpdate | ChatResponse]:
+        if not streaming:
+            yield await self.chat_client.generate(prompt, options)
+            return
+        chunks: list[ChatResponseUpdate] = []
+        async for chunk in self.chat_client.generate_stream(prompt, options):
+            chunks.append(chunk)
+            if chunk.text:
+                yield AgentResponseUpdate(text=chunk.text, author_name=self.name)
+        yield ChatResponse.from_updates(chunks, model=self.chat_client.model)
+
+    async def _reduced_history(self, thread: AgentThread) -> list[ChatMessage]:
+        history = await thread.list_messages()
+        if self.chat_reducer is not None and self.chat_reducer.needs_reduction(history):
+            history = await self.chat_reducer.reduce(history)
+            await thread.message_store.replace_messages(history)
+        return history
+
+    def _system_messages(self, memory: MemoryContext) -> list[ChatMessage]:
+        system: list[ChatMessage] = []
+        if self.instructions:
+            system.append(ChatMessage.system(self.instructions))
+        if memory.extra_instructions:
+            system.append(ChatMessage.system(memory.extra_instructions))
+        system.extend(memory.system_messages)
+        return system
+
+    def _options_for(
+        self, run_options: ChatOptions | None, response_format: type[BaseModel] | None
+    ) -> ChatOptions:
+        options = self.options.merged_with(run_options)
+        update: dict[str, Any] = {}
+        if self.tools and not options.tools:
+            update["tools"] = list(self.tools)
+        if response_format is not None:
+            update["response_format"] = response_format
+        return options.model_copy(update=update) if update else options
+
+    def _stamp(self, message: ChatMessage) -> ChatMessage:
+        if message.role is Role.ASSISTANT and message.author_name is None:
+            return message.model_copy(update={"author_name": self.name})
+        return message
+
+    # -- tools ----------------------------------------------------------------------------------
+
+    async def _run_tools(self, calls: Sequence[FunctionCallContent]) -> list[ChatMessage]:
+        results = await asyncio.gather(*(self._run_tool(call) for call in calls))
+        return list(results)
+
+    async def _run_tool(self, call: FunctionCallContent) -> ChatMessage:
+        tool = self._tools_by_name.get(call.name)
+        if tool is None:
+            known = ", ".join(sorted(self._tools_by_name)) or "none"
+            return ChatMessage.tool(
+                call.call_id,
+                f"Error: unknown tool {call.name!r} (available: {known})",
+                is_error=True,
+            )
+        try:
+            if self.tool_timeout_s is None:
+                result = await tool.invoke(call.arguments)
+            else:
+                async with asyncio.timeout(self.tool_timeout_s):
+                    result = await tool.invoke(call.arguments)
+        except TimeoutError:
+            _log.warning("tool_timeout", tool=call.name, timeout_s=self.tool_timeout_s)
+            return ChatMessage.tool(
+                call.call_id,
+                f"Error: tool {call.name!r} timed out after {self.tool_timeout_s} s",
+                is_error=True,
+            )
+        except Exception as exc:  # noqa: BLE001 - a tool error is a result the model sees
+            _log.info("tool_error", tool=call.name, error=f"{type(exc).__name__}: {exc}")
+            return ChatMessage.tool(
+                call.call_id, f"Error: {type(exc).__name__}: {exc}", is_error=True
+            )
+        return ChatMessage.tool(call.call_id, _jsonable(result))
+
+    # -- structured output ----------------------------------------------------------------------
+
+    async def _parse_structured(
+        self,
+        response: ChatResponse,
+        response_format: type[BaseModel],
+        prompt: list[ChatMessage],
+        options: ChatOptions,
+    ) -> tuple[BaseModel, list[tuple[ChatMessage, UsageDetails]]]:
+        """The reply parsed into ``response_format``; one corrective retry, then AgentError."""
+        if isinstance(response.value, response_format):
+            return response.value, []
+        try:
+            return response_format.model_validate_json(response.message.text), []
+        except ValidationError as first_error:
+            correction = ChatMessage.user(
+                _CORRECTION.format(name=response_format.__name__, error=_brief(first_error))
+            )
+            retry = await self.chat_client.generate([*prompt, correction], options)
+            reply = self._stamp(retry.message)
+            try:
+                value = response_format.model_validate_json(reply.text)
+            except ValidationError as second_error:
+                raise AgentError(
+                    f"agent {self.name!r}: the model's reply is not a valid "
+                    f"{response_format.__name__} even after one correction: "
+                    f"{_brief(second_error)}; reply was {reply.text[:200]!r}"
+                ) from second_error
+            return value, [(correction, UsageDetails()), (reply, retry.usage)]
+
+
+def _no_extra(kwargs: dict[str, Any], method: str) -> None:
+    if kwargs:
+        raise TypeError(
+            f"ChatAgent.{method}() got unexpected keyword(s): {', '.join(sorted(kwargs))}"
+        )
+
+
+def _brief(error: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in error.errors()[:5]
+    )
+
+
+def _jsonable(result: Any) -> Any:
+    try:
+        return to_jsonable_python(result)
+    except Exception:  # noqa: BLE001 - anything else is shown as text
+        return str(result)
