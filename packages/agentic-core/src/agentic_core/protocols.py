@@ -8,9 +8,16 @@ from __future__ import annotations
 import builtins
 from typing import Any, Protocol, runtime_checkable
 
+from agentic_core._sandbox import InteractiveSandbox, Sandbox, SandboxProcess
 from agentic_core.stores._checkpoint_model import Checkpoint, CheckpointMetadata
 
-__all__ = ["CheckpointStore", "StateStore"]
+__all__ = [
+    "CheckpointStore",
+    "InteractiveSandbox",
+    "Sandbox",
+    "SandboxProcess",
+    "StateStore",
+]
 
 
 @runtime_checkable
