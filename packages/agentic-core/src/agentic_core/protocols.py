@@ -9,14 +9,28 @@ import builtins
 from typing import Any, Protocol, runtime_checkable
 
 from agentic_core._sandbox import InteractiveSandbox, Sandbox, SandboxProcess
+from agentic_core.agents._chat import ChatClient
+from agentic_core.agents._memory_types import MemoryProvider
+from agentic_core.agents._reducer_types import ChatReducer
+from agentic_core.agents._responses import Agent
+from agentic_core.agents._thread import ChatMessageStore
+from agentic_core.agents._tool_protocol import Tool
+from agentic_core.graph._runtime import Runtime
 from agentic_core.stores._checkpoint_model import Checkpoint, CheckpointMetadata
 
 __all__ = [
+    "Agent",
+    "ChatClient",
+    "ChatMessageStore",
+    "ChatReducer",
     "CheckpointStore",
     "InteractiveSandbox",
+    "MemoryProvider",
+    "Runtime",
     "Sandbox",
     "SandboxProcess",
     "StateStore",
+    "Tool",
 ]
 
 

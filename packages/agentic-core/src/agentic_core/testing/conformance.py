@@ -1,4 +1,4 @@
-"""Conformance suites: one definition of a correct ``CheckpointStore`` and ``StateStore``.
+"""Conformance suites: one definition of a correct checkpoint store, state store and sandbox.
 
 Every back-end, in every package, proves itself by running the same tests. Subclass a suite in a
 test module, name the subclass ``Test...`` so pytest collects it, and give it the store under test
@@ -44,8 +44,18 @@ import pytest
 from agentic_core._errors import CheckpointError, SerializationError
 from agentic_core.protocols import CheckpointStore, StateStore
 from agentic_core.stores import Checkpoint, CheckpointMetadata
+from agentic_core.testing._sandbox_conformance import (
+    InteractiveSandboxConformance,
+    SandboxConformance,
+)
 
-__all__ = ["CheckpointStoreConformance", "StateStoreConformance", "make_checkpoint"]
+__all__ = [
+    "CheckpointStoreConformance",
+    "InteractiveSandboxConformance",
+    "SandboxConformance",
+    "StateStoreConformance",
+    "make_checkpoint",
+]
 
 _EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 
