@@ -33,6 +33,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Never, TypedDict
 
+from _common import fmt
 from imports import measure  # benches/imports.py: one fresh-process import probe
 
 CHAIN_LEN = 100
@@ -589,14 +590,6 @@ def import_results(rounds: int, peers: bool) -> list[ImportRow]:
 
 # --------------------------------------------------------------------------------------------
 # report
-
-
-def fmt(value: float) -> str:
-    if value >= 100:
-        return f"{value:,.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
 
 
 def print_table(results: list[Result], rounds: int, peer_rounds: int) -> None:

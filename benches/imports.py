@@ -8,10 +8,10 @@ Target (BENCHMARKS.md): ``import agentic_core`` within 1.3x the time and +4 MiB 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import subprocess
 import sys
+
+from _common import run_probe
 
 PROBE = """
 import resource, sys, time
@@ -38,13 +38,7 @@ FLOOR = "floor: pydantic + structlog"
 
 def measure(imports: str) -> dict[str, float]:
     """Import cost of ``imports`` in one fresh interpreter."""
-    out = subprocess.run(
-        [sys.executable, "-c", PROBE.format(imports=imports)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return json.loads(out)
+    return run_probe(PROBE.format(imports=imports))
 
 
 def main() -> None:
