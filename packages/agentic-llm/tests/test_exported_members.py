@@ -1,6 +1,10 @@
-"""The public API of agentic_llm is exactly its sorted ``__all__``."""
+"""The public API of agentic_llm is exactly its sorted ``__all__``, loaded lazily."""
 
+import subprocess
+import sys
 import types
+
+import pytest
 
 import agentic_llm
 
@@ -9,13 +13,41 @@ def test_all_is_sorted_and_unique() -> None:
     assert list(agentic_llm.__all__) == sorted(set(agentic_llm.__all__))
 
 
+def test_every_name_in_all_resolves() -> None:
+    for name in agentic_llm.__all__:
+        assert getattr(agentic_llm, name) is not None, name
+
+
 def test_public_names_are_exactly_all() -> None:
+    for name in agentic_llm.__all__:
+        getattr(agentic_llm, name)
     public = {
         name
         for name, value in vars(agentic_llm).items()
         if not name.startswith("_") and not isinstance(value, types.ModuleType)
     }
-    assert public | {"__version__"} == set(agentic_llm.__all__)
+    assert public == set(agentic_llm.__all__) - {"__version__"}
+
+
+def test_unknown_names_raise_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="NoSuchThing"):
+        getattr(agentic_llm, "NoSuchThing")  # noqa: B009
+
+
+def test_importing_the_package_loads_neither_httpx_nor_a_client() -> None:
+    code = (
+        "import sys, agentic_llm\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('agentic_llm.', 'httpx')))\n"
+        "print(loaded)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_every_error_derives_from_llm_error() -> None:
+    errors = [getattr(agentic_llm, name) for name in agentic_llm.__all__ if name.endswith("Error")]
+    assert errors
+    assert all(issubclass(error, agentic_llm.LLMError) for error in errors)
 
 
 def test_version_is_a_release_string() -> None:
