@@ -1,0 +1,477 @@
+"""ProcessSandbox: run untrusted code as a local process, jailed by bubblewrap where present.
+
+See the package README for the threat model. The moving parts: ``_isolation`` builds the
+command lines, ``_languages`` finds the interpreters, ``_workdir`` prepares and empties the run
+directory, ``_running`` runs one program and kills its tree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import AsyncGenerator, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Self
+
+from agentic_core import ExecutionResult, SandboxProcess
+from agentic_sandbox._errors import SandboxError, SandboxNotReadyError
+from agentic_sandbox._isolation import (
+    SANDBOX_GID,
+    SANDBOX_UID,
+    SANDBOX_WORKDIR,
+    BwrapOptions,
+    IsolationMode,
+    Limits,
+    bwrap_argv,
+    identity_files,
+    prlimit_argv,
+    setpriv_argv,
+    unshare_argv,
+)
+from agentic_sandbox._languages import (
+    SHELL,
+    Language,
+    canonical_language,
+    canonical_languages,
+    find_languages,
+    shell_language,
+    world_accessible,
+)
+from agentic_sandbox._running import LaunchPlan, RunningProgram
+from agentic_sandbox._workdir import create_run_directory, remove_run_directory, safe_relative_path
+
+_MIB = 1024 * 1024
+_PROBE_TIMEOUT_S = 15.0
+_INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """What this machine offers, found once per sandbox: the jail and the interpreters."""
+
+    mode: IsolationMode
+    tools: dict[str, str]
+    languages: dict[str, Language | str]
+    bwrap_help: str
+
+
+class ProcessSandbox:
+    """Runs Python, shell and Node/TypeScript code in a jailed local process.
+
+    Each run gets a fresh work directory (removed afterwards), a scrubbed environment (``PATH``,
+    ``HOME``, ``LANG`` and what the caller passes, never this process's variables), its own
+    session, and rlimits on address space, CPU seconds, file size, open files and processes.
+    With ``bwrap`` (bubblewrap) it also runs in new mount, PID, IPC, UTS and network namespaces
+    where only the system directories are visible, read-only; as root, under uid 65534.
+
+    ``network=False`` is a promise: when neither bwrap nor ``unshare`` can cut the network here,
+    running code raises ``SandboxNotReadyError`` instead of running it with the network on.
+    ``use_bwrap``: ``None`` uses bwrap when it works here, ``True`` requires it, ``False``
+    never uses it (then ``unshare`` gives PID and network namespaces only).
+
+    Example::
+
+        async with ProcessSandbox(timeout_s=10) as sandbox:
+            result = await sandbox.execute("print(6 * 7)")
+            assert result.stdout == "42\\n"
+    """
+
+    def __init__(
+        self,
+        *,
+        workdir: str | os.PathLike[str] | None = None,
+        timeout_s: float = 30,
+        memory_mb: int = 512,
+        cpu_s: int | None = None,
+        max_output_bytes: int = 1_000_000,
+        network: bool = False,
+        languages: Iterable[str] | None = None,
+        max_processes: int = 64,
+        max_open_files: int = 256,
+        max_file_mb: int = 64,
+        max_artifact_bytes: int = 10_000_000,
+        use_bwrap: bool | None = None,
+    ) -> None:
+        for name, value in (
+            ("timeout_s", timeout_s),
+            ("memory_mb", memory_mb),
+            ("max_output_bytes", max_output_bytes),
+            ("max_processes", max_processes),
+            ("max_open_files", max_open_files),
+            ("max_file_mb", max_file_mb),
+        ):
+            if value <= 0:
+                raise ValueError(f"{name} must be positive, got {value!r}")
+        if cpu_s is not None and cpu_s <= 0:
+            raise ValueError(f"cpu_s must be positive or None, got {cpu_s!r}")
+        if max_artifact_bytes < 0:
+            raise ValueError(f"max_artifact_bytes must be >= 0, got {max_artifact_bytes!r}")
+        self.workdir = os.fspath(workdir) if workdir is not None else None
+        """Where run directories are created (default: the system temporary directory)."""
+        self.timeout_s = float(timeout_s)
+        self.memory_mb = memory_mb
+        self.cpu_s = cpu_s
+        self.max_output_bytes = max_output_bytes
+        self.network = network
+        self.max_processes = max_processes
+        self.max_open_files = max_open_files
+        self.max_file_mb = max_file_mb
+        self.max_artifact_bytes = max_artifact_bytes
+        self.use_bwrap = use_bwrap
+        self._allowed_languages = canonical_languages(languages)
+        self._as_root = os.geteuid() == 0
+        self._setup: _Setup | None = None
+        self._running: set[RunningProgram] = set()
+        self._stopped = False
+
+    @property
+    def isolation(self) -> str | None:
+        """The jail in use: ``"bwrap"``, ``"unshare"`` or ``"none"``; ``None`` before first use."""
+        return None if self._setup is None else self._setup.mode.value
+
+    # -- Sandbox --------------------------------------------------------------------------------
+
+    async def execute(
+        self,
+        code: str,
+        *,
+        language: str = "python",
+        timeout_s: float | None = None,
+        files: Mapping[str, str | bytes] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> ExecutionResult:
+        """Run ``code`` to its end (or its timeout) and return what it did.
+
+        A failing, timed-out or too talkative program is a result, not an error; SandboxError is
+        for what cannot run at all (unknown language, a file name leaving the work dir).
+        """
+        async with self._session(
+            code, language=language, timeout_s=timeout_s, files=files, env=env, interactive=False
+        ) as program:
+            return await program.wait()
+
+    def start(
+        self,
+        code: str,
+        *,
+        language: str = "python",
+        timeout_s: float | None = None,
+        files: Mapping[str, str | bytes] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> AbstractAsyncContextManager[SandboxProcess]:
+        """Start ``code`` and talk to it while it runs; leaving the block kills what is left.
+
+        Example::
+
+            async with sandbox.start("print(input().upper())") as process:
+                await process.write(b"hello\\n")
+                line = await process.readline(limit=1024)  # b"HELLO\\n"
+                result = await process.wait()
+        """
+        return self._session(
+            code, language=language, timeout_s=timeout_s, files=files, env=env, interactive=True
+        )
+
+    async def is_ready(self) -> bool:
+        """True when code can run here now, with the isolation this sandbox promises."""
+        try:
+            await self._ensure_setup()
+        except SandboxError:
+            return False
+        return True
+
+    async def stop(self) -> None:
+        """Kill every program still running; further runs raise SandboxNotReadyError."""
+        self._stopped = True
+        await asyncio.gather(*(program.kill() for program in list(self._running)))
+
+    async def __aenter__(self) -> Self:
+        self._stopped = False
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    # -- one run --------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _session(
+        self,
+        code: str,
+        *,
+        language: str,
+        timeout_s: float | None,
+        files: Mapping[str, str | bytes] | None,
+        env: Mapping[str, str] | None,
+        interactive: bool,
+    ) -> AsyncGenerator[RunningProgram]:
+        name = self._allowed_language(language)
+        setup = await self._ensure_setup()
+        runnable = self._language(setup, name)
+        async with self._run(
+            setup,
+            runnable,
+            code,
+            timeout_s=timeout_s,
+            files=files,
+            env=env,
+            interactive=interactive,
+        ) as program:
+            yield program
+
+    @asynccontextmanager
+    async def _run(
+        self,
+        setup: _Setup,
+        language: Language,
+        code: str,
+        *,
+        timeout_s: float | None,
+        files: Mapping[str, str | bytes] | None,
+        env: Mapping[str, str] | None,
+        interactive: bool,
+    ) -> AsyncGenerator[RunningProgram]:
+        plan = await self._plan(
+            setup, language, code, timeout_s=timeout_s, files=files or {}, env=env or {}
+        )
+        try:
+            program = await RunningProgram.launch(plan, interactive=interactive)
+        except BaseException:
+            await asyncio.to_thread(remove_run_directory, plan.run_dir.root)
+            raise
+        self._running.add(program)
+        try:
+            yield program
+        finally:
+            self._running.discard(program)
+            await program.close()
+
+    def _allowed_language(self, language: str) -> str:
+        name = canonical_language(language)
+        if name not in self._allowed_languages:
+            allowed = ", ".join(sorted(self._allowed_languages))
+            raise SandboxError(f"language {name!r} is not enabled in this sandbox ({allowed})")
+        return name
+
+    def _language(self, setup: _Setup, name: str) -> Language:
+        found = setup.languages[name]
+        if isinstance(found, str):
+            raise SandboxNotReadyError(f"cannot run {name} here: {found}")
+        return found
+
+    async def _plan(
+        self,
+        setup: _Setup,
+        language: Language,
+        code: str,
+        *,
+        timeout_s: float | None,
+        files: Mapping[str, str | bytes],
+        env: Mapping[str, str],
+    ) -> LaunchPlan:
+        timeout = self.timeout_s if timeout_s is None else float(timeout_s)
+        if not timeout > 0:
+            raise SandboxError(f"timeout_s must be positive, got {timeout_s!r}")
+        for name in files:
+            if safe_relative_path(name).parts == (language.file_name,):
+                raise SandboxError(
+                    f"file name {name!r} is reserved for the {language.name} program itself"
+                )
+        bwrap = setup.mode is IsolationMode.BWRAP
+        if self._as_root and not bwrap:
+            parent = Path(self.workdir or tempfile.gettempdir())
+            if not world_accessible(parent):
+                raise SandboxNotReadyError(
+                    f"workdir {parent} is not reachable by uid {SANDBOX_UID}, which runs the code "
+                    "without bwrap: choose a world-searchable workdir (such as /tmp) or "
+                    + _INSTALL_HINT
+                )
+        uid, gid = (SANDBOX_UID, SANDBOX_GID) if self._as_root else (os.getuid(), os.getgid())
+        run_dir = await asyncio.to_thread(
+            create_run_directory,
+            self.workdir,
+            owner=(uid, gid) if self._as_root else None,
+            files={**files, language.file_name: code},
+            etc_files=identity_files(uid, gid) if bwrap else {},
+        )
+        try:
+            home = SANDBOX_WORKDIR if bwrap else str(run_dir.work)
+            argv = [
+                *self._jail_argv(setup, language, run_dir.work, run_dir.etc),
+                *self._limits_argv(setup, language, timeout),
+                *(arg.replace("{memory_mb}", str(self.memory_mb)) for arg in language.argv),
+                language.file_name,
+            ]
+            return LaunchPlan(
+                argv=argv,
+                env=_program_env(language, home, env),
+                run_dir=run_dir,
+                timeout_s=timeout,
+                max_output_bytes=self.max_output_bytes,
+                max_artifact_bytes=self.max_artifact_bytes,
+                kill_process_group=setup.mode is IsolationMode.NONE,
+            )
+        except BaseException:
+            await asyncio.to_thread(remove_run_directory, run_dir.root)
+            raise
+
+    def _jail_argv(
+        self,
+        setup: _Setup,
+        language: Language,
+        work: Path,
+        etc: Path,
+    ) -> list[str]:
+        match setup.mode:
+            case IsolationMode.BWRAP:
+                options = BwrapOptions(
+                    bwrap=setup.tools["bwrap"],
+                    work_dir=work,
+                    etc_dir=etc,
+                    read_only_dirs=language.bind_dirs,
+                    network=self.network,
+                    as_root=self._as_root,
+                    tmp_bytes=self.memory_mb * _MIB if "--size" in setup.bwrap_help else None,
+                    can_disable_userns="--disable-userns" in setup.bwrap_help,
+                )
+                argv = bwrap_argv(options)
+            case IsolationMode.UNSHARE:
+                argv = unshare_argv(
+                    setup.tools["unshare"], network=self.network, as_root=self._as_root
+                )
+            case IsolationMode.NONE:
+                argv = []
+        if self._as_root:
+            argv += setpriv_argv(setup.tools["setpriv"])
+        return argv
+
+    def _limits_argv(self, setup: _Setup, language: Language, timeout: float) -> list[str]:
+        limits = Limits(
+            address_space_bytes=(self.memory_mb + language.extra_address_space_mb) * _MIB,
+            data_bytes=self.memory_mb * _MIB,
+            cpu_s=self.cpu_s if self.cpu_s is not None else math.ceil(timeout) + 1,
+            file_bytes=self.max_file_mb * _MIB,
+            open_files=self.max_open_files,
+            processes=self.max_processes,
+        )
+        return prlimit_argv(setup.tools["prlimit"], limits)
+
+    # -- what this machine offers ---------------------------------------------------------------
+
+    async def _ensure_setup(self) -> _Setup:
+        if self._stopped:
+            raise SandboxNotReadyError("this ProcessSandbox was stopped; create a new one")
+        if self._setup is None:
+            # Two first runs at once both look: harmless, and no lock binds us to one loop.
+            self._setup = await self._find_setup()
+        return self._setup
+
+    async def _find_setup(self) -> _Setup:
+        if not sys.platform.startswith("linux"):
+            raise SandboxNotReadyError(
+                f"ProcessSandbox needs Linux (namespaces, rlimits, /proc), not {sys.platform}"
+            )
+        tools = {name: path for name in _TOOLS if (path := shutil.which(name)) is not None}
+        for needed in ("prlimit", *(("setpriv",) if self._as_root else ())):
+            if needed not in tools:
+                raise SandboxNotReadyError(
+                    f"{needed} not found on PATH: install util-linux, which provides it"
+                )
+        bwrap_help = await _bwrap_help(tools["bwrap"]) if "bwrap" in tools else ""
+        failures: list[str] = []
+        for mode in self._candidate_modes(tools):
+            probe = _Setup(mode, tools, {}, bwrap_help)
+            problem = await self._probe(probe)
+            if problem is None:
+                languages = await find_languages(
+                    self._allowed_languages,
+                    for_other_user=self._as_root and mode is not IsolationMode.BWRAP,
+                )
+                return _Setup(mode, tools, languages, bwrap_help)
+            failures.append(f"{mode.value}: {problem}")
+        raise SandboxNotReadyError(self._no_isolation_message(tools, failures))
+
+    def _candidate_modes(self, tools: Mapping[str, str]) -> list[IsolationMode]:
+        modes: list[IsolationMode] = []
+        if self.use_bwrap is not False and "bwrap" in tools:
+            modes.append(IsolationMode.BWRAP)
+        if self.use_bwrap is not True:
+            if "unshare" in tools:
+                modes.append(IsolationMode.UNSHARE)
+            if self.network:
+                modes.append(IsolationMode.NONE)
+        return modes
+
+    def _no_isolation_message(self, tools: Mapping[str, str], failures: list[str]) -> str:
+        tried = "; ".join(failures) if failures else "nothing to try"
+        if self.use_bwrap and "bwrap" not in tools:
+            return f"use_bwrap=True but bwrap is not on PATH: {_INSTALL_HINT}"
+        if not self.network:
+            return (
+                "network=False needs a network namespace, and neither bwrap nor `unshare --net` "
+                f"works here ({tried}): {_INSTALL_HINT}, or allow user namespaces "
+                "(sysctl kernel.unprivileged_userns_clone=1), or pass network=True to run "
+                "without this promise"
+            )
+        return f"no way to run a jailed process here ({tried}): {_INSTALL_HINT}"
+
+    async def _probe(self, setup: _Setup) -> str | None:
+        """None when a trivial shell program runs in ``setup``'s jail, else what went wrong."""
+        shell = shell_language(SHELL, "sh")
+        if isinstance(shell, str):
+            return shell
+        try:
+            async with self._run(
+                setup,
+                shell,
+                "exit 0",
+                timeout_s=_PROBE_TIMEOUT_S,
+                files=None,
+                env=None,
+                interactive=False,
+            ) as program:
+                result = await program.wait()
+        except OSError as exc:
+            return str(exc)
+        if result.exit_code == 0:
+            return None
+        detail = (result.stderr.strip() or f"exit code {result.exit_code}").splitlines()[-1]
+        return detail[:300]
+
+
+_TOOLS = ("bwrap", "unshare", "setpriv", "prlimit")
+
+
+async def _bwrap_help(bwrap: str) -> str:
+    process = await asyncio.create_subprocess_exec(
+        bwrap,
+        "--help",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    try:
+        async with asyncio.timeout(_PROBE_TIMEOUT_S):
+            output, _ = await process.communicate()
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        return ""
+    return output.decode(errors="replace")
+
+
+def _program_env(language: Language, home: str, extra: Mapping[str, str]) -> dict[str, str]:
+    """``PATH``, ``HOME``, ``LANG`` and the caller's variables: nothing of this process's."""
+    path_dirs = dict.fromkeys([*language.path_dirs, "/usr/local/bin", "/usr/bin", "/bin"])
+    env = {"PATH": ":".join(path_dirs), "HOME": home, "LANG": "C.UTF-8"}
+    for key, value in extra.items():
+        if not key or "=" in key or "\x00" in key or "\x00" in value:
+            raise SandboxError(f"invalid environment variable {key!r}")
+        env[key] = value
+    return env

@@ -1,0 +1,102 @@
+"""Sandboxes for the tests, and a way to find any process a sandboxed program left behind.
+
+``sandbox`` is the real thing: a ProcessSandbox that must use bubblewrap. Without bwrap those
+tests skip with the reason, unless ``AGENTIC_REQUIRE_SERVICES=1`` (CI): then they fail.
+``unshare_sandbox`` is the fallback jail (PID and network namespaces via ``unshare``).
+
+A program started with ``marker_env`` carries ``AGENTIC_TEST_MARKER=<uuid>`` in its environment;
+``leftover_processes()`` lists the live processes that still carry it, read from
+``/proc/*/environ`` (root reads any process's; a zombie's is empty).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from agentic_sandbox import ProcessSandbox
+from tests.fixtures.servers import missing_service
+
+if not sys.platform.startswith("linux"):
+    pytest.skip("ProcessSandbox needs Linux", allow_module_level=True)
+
+MARKER_VARIABLE = "AGENTIC_TEST_MARKER"
+
+
+def processes_with_marker(marker: str) -> list[int]:
+    """Live processes whose environment holds ``AGENTIC_TEST_MARKER=marker``."""
+    needle = f"{MARKER_VARIABLE}={marker}".encode()
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def marker() -> str:
+    return uuid.uuid4().hex
+
+
+@pytest.fixture
+def marker_env(marker: str) -> dict[str, str]:
+    """The environment to pass to a sandboxed program so its processes can be found later."""
+    return {MARKER_VARIABLE: marker}
+
+
+@pytest.fixture
+def leftover_processes(marker: str) -> Callable[[], list[int]]:
+    """Lists the live processes started with ``marker_env`` (none may outlive a run)."""
+    return lambda: processes_with_marker(marker)
+
+
+@pytest.fixture
+def wait_for_processes(marker: str) -> Callable[[int], Awaitable[None]]:
+    """Waits (5 s at most) until ``count`` processes started with ``marker_env`` run."""
+
+    async def wait(count: int) -> None:
+        async with asyncio.timeout(5):
+            while len(processes_with_marker(marker)) < count:  # noqa: ASYNC110 - polling /proc
+                await asyncio.sleep(0.01)
+
+    return wait
+
+
+@pytest.fixture
+async def sandbox(tmp_path: Path) -> AsyncIterator[ProcessSandbox]:
+    """A bwrap-jailed sandbox with small limits (runs in ``tmp_path``)."""
+    if shutil.which("bwrap") is None:
+        missing_service("bwrap not found: install bubblewrap (apt-get install bubblewrap)")
+    async with ProcessSandbox(
+        workdir=tmp_path, timeout_s=10, memory_mb=256, max_processes=32, use_bwrap=True
+    ) as box:
+        if not await box.is_ready():
+            missing_service("bwrap is installed but cannot create a sandbox on this machine")
+        yield box
+
+
+@pytest.fixture
+async def unshare_sandbox() -> AsyncIterator[ProcessSandbox]:
+    """The fallback jail without bwrap: ``unshare`` PID and network namespaces.
+
+    Its work dirs go to the system temporary directory: without a mount namespace of its own,
+    uid 65534 must be able to reach them (pytest's ``tmp_path`` is private to root).
+    """
+    async with ProcessSandbox(
+        timeout_s=10, memory_mb=256, max_processes=32, use_bwrap=False
+    ) as box:
+        if not await box.is_ready():
+            pytest.skip("unshare cannot create PID and network namespaces here")
+        yield box

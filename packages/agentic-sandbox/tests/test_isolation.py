@@ -1,0 +1,333 @@
+"""Attacks on ProcessSandbox: each must fail inside the jail and leave the host intact.
+
+The ``sandbox`` fixture requires bubblewrap (skipped without it, failed in CI); the
+``unshare_sandbox`` one checks what the fallback jail still promises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from agentic_sandbox import ProcessSandbox
+
+FORK_UNTIL_REFUSED = """
+import os, time
+children = 0
+try:
+    while True:
+        if os.fork() == 0:
+            time.sleep(600)
+            os._exit(0)
+        children += 1
+except OSError as exc:
+    print(children, type(exc).__name__, flush=True)
+"""
+
+DAEMONIZE = """
+import os, time
+ready_read, ready_write = os.pipe()
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:  # the daemon: its own session, re-parented, no link to the program
+        for fd in (0, 1, 2):
+            os.close(fd)
+        os.write(ready_write, b"up")
+        time.sleep(600)
+    os._exit(0)
+print(os.read(ready_read, 2).decode(), flush=True)  # the daemon runs before the program ends
+"""
+
+
+def host_can_still_fork() -> bool:
+    return subprocess.run(["true"], check=False).returncode == 0
+
+
+@pytest.fixture
+def outside_dir() -> Iterator[Path]:
+    """A world-readable directory outside any work dir, holding ``secret.txt``."""
+    directory = Path(tempfile.mkdtemp(prefix="agentic-outside-"))
+    directory.chmod(0o777)
+    secret = directory / "secret.txt"
+    secret.write_text("TOP-SECRET")
+    secret.chmod(0o644)
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory)
+
+
+@pytest.fixture
+async def tcp_server() -> AsyncIterator[int]:
+    """A server on 127.0.0.1 answering b"pong" to every connection; yields its port."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"pong")
+        await writer.drain()
+        writer.close()
+        await writer.wait_closed()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+def connect_code(port: int) -> str:
+    return (
+        "import socket\n"
+        f"with socket.create_connection(('127.0.0.1', {port}), timeout=3) as s:\n"
+        "    print(s.recv(4).decode())\n"
+    )
+
+
+# -- resource exhaustion ------------------------------------------------------------------------
+
+
+async def test_a_fork_bomb_is_bounded_and_leaves_no_process(
+    sandbox: ProcessSandbox,
+    marker_env: dict[str, str],
+    leftover_processes: Callable[[], list[int]],
+) -> None:
+    result = await sandbox.execute(FORK_UNTIL_REFUSED, env=marker_env)
+    children, error = result.stdout.split()
+    assert error == "BlockingIOError"  # EAGAIN from RLIMIT_NPROC
+    assert int(children) < sandbox.max_processes
+    assert leftover_processes() == []
+    assert host_can_still_fork()
+
+
+async def test_a_shell_fork_bomb_is_stopped_by_the_timeout(
+    sandbox: ProcessSandbox,
+    marker_env: dict[str, str],
+    leftover_processes: Callable[[], list[int]],
+) -> None:
+    result = await sandbox.execute("b() { b | b & }; b", language="sh", env=marker_env, timeout_s=1)
+    assert result.timed_out or result.exit_code == 0
+    assert leftover_processes() == []
+    assert host_can_still_fork()
+
+
+async def test_a_memory_hog_gets_memory_error(sandbox: ProcessSandbox) -> None:
+    code = "chunks = []\nwhile True:\n    chunks.append(bytearray(16 * 1024 * 1024))"
+    result = await sandbox.execute(code)
+    assert result.exit_code == 1
+    assert "MemoryError" in result.stderr
+    assert not result.timed_out
+
+
+async def test_a_single_huge_allocation_fails(sandbox: ProcessSandbox) -> None:
+    result = await sandbox.execute("x = bytearray(4 * 1024 ** 3)")
+    assert "MemoryError" in result.stderr
+
+
+async def test_an_infinite_loop_is_killed_with_its_whole_tree(
+    sandbox: ProcessSandbox,
+    marker_env: dict[str, str],
+    leftover_processes: Callable[[], list[int]],
+) -> None:
+    code = (
+        "import subprocess\n"
+        "subprocess.Popen(['sh', '-c', 'while :; do :; done'])\n"
+        "subprocess.Popen(['sleep', '600'], start_new_session=True)\n"
+        "while True:\n    pass\n"
+    )
+    result = await sandbox.execute(code, env=marker_env, timeout_s=1)
+    assert result.timed_out
+    assert result.exit_code == 137
+    assert result.duration_s < 5
+    assert leftover_processes() == []
+
+
+async def test_cpu_seconds_are_limited(tmp_path: Path) -> None:
+    async with ProcessSandbox(workdir=tmp_path, cpu_s=1, timeout_s=20) as box:
+        result = await box.execute("while True:\n    pass")
+    assert not result.timed_out
+    assert result.exit_code in (128 + 9, 128 + 24)  # SIGKILL or SIGXCPU
+
+
+async def test_a_hundred_megabytes_of_output_are_cut_at_once(sandbox: ProcessSandbox) -> None:
+    code = "import sys\nfor _ in range(100):\n    sys.stdout.write('x' * 1_000_000)\n"
+    result = await sandbox.execute(code, timeout_s=30)
+    assert result.truncated
+    assert not result.timed_out  # killed at the limit, not at the deadline
+    assert len(result.stdout) == sandbox.max_output_bytes
+    assert result.exit_code == 137
+
+
+async def test_endless_stderr_from_shell_is_cut(sandbox: ProcessSandbox) -> None:
+    result = await sandbox.execute("yes error >&2", language="sh", timeout_s=30)
+    assert result.truncated
+    assert not result.timed_out
+    assert len(result.stderr) == sandbox.max_output_bytes
+
+
+async def test_a_huge_file_is_stopped_at_the_file_size_limit(tmp_path: Path) -> None:
+    async with ProcessSandbox(workdir=tmp_path, max_file_mb=1) as box:
+        result = await box.execute("head -c 5000000 /dev/zero > big.bin; echo $?", language="sh")
+    assert result.stdout.strip() != "0"  # SIGXFSZ killed head
+
+
+async def test_open_files_are_limited(sandbox: ProcessSandbox) -> None:
+    code = "import resource\nprint(resource.getrlimit(resource.RLIMIT_NOFILE))"
+    result = await sandbox.execute(code)
+    assert result.stdout == f"({sandbox.max_open_files}, {sandbox.max_open_files})\n"
+
+
+# -- network --------------------------------------------------------------------------------------
+
+
+async def test_no_network_cannot_reach_a_server_on_the_host(
+    sandbox: ProcessSandbox, tcp_server: int
+) -> None:
+    result = await sandbox.execute(connect_code(tcp_server))
+    assert result.exit_code == 1
+    assert "pong" not in result.stdout
+    assert "Error" in result.stderr  # ConnectionRefusedError / Network is unreachable
+
+
+async def test_network_true_reaches_the_server(tmp_path: Path, tcp_server: int) -> None:
+    if shutil.which("bwrap") is None:
+        pytest.skip("covered by the bwrap tests")
+    async with ProcessSandbox(workdir=tmp_path, network=True, use_bwrap=True) as box:
+        result = await box.execute(connect_code(tcp_server))
+    assert result.stdout == "pong\n", result.stderr
+
+
+async def test_unshare_fallback_also_cuts_the_network(
+    unshare_sandbox: ProcessSandbox, tcp_server: int
+) -> None:
+    result = await unshare_sandbox.execute(connect_code(tcp_server))
+    assert unshare_sandbox.isolation == "unshare"
+    assert result.exit_code == 1
+    assert "pong" not in result.stdout
+
+
+# -- file system ----------------------------------------------------------------------------------
+
+
+async def test_files_outside_the_work_dir_cannot_be_read(
+    sandbox: ProcessSandbox, outside_dir: Path
+) -> None:
+    secret = outside_dir / "secret.txt"
+    code = (
+        "import pathlib\n"
+        f"for path in [{str(secret)!r}, {__file__!r}, '/etc/shadow', '/root/.bashrc']:\n"
+        "    try:\n"
+        "        print(path, pathlib.Path(path).read_text()[:20])\n"
+        "    except OSError as exc:\n"
+        "        print(path, type(exc).__name__)\n"
+    )
+    result = await sandbox.execute(code)
+    assert "TOP-SECRET" not in result.stdout
+    assert f"{secret} FileNotFoundError" in result.stdout
+    assert f"{__file__} FileNotFoundError" in result.stdout
+    assert "/etc/shadow FileNotFoundError" in result.stdout
+
+
+async def test_writes_outside_the_work_dir_do_not_reach_the_host(
+    sandbox: ProcessSandbox, outside_dir: Path
+) -> None:
+    targets = [outside_dir / "pwned", Path("/usr/pwned"), Path("/etc/pwned"), Path("/pwned")]
+    host_tmp = Path(tempfile.gettempdir()) / f"pwned-{os.getpid()}"
+    code = (
+        "import pathlib\n"
+        f"for path in {[str(t) for t in [*targets, host_tmp]]!r}:\n"
+        "    try:\n"
+        "        pathlib.Path(path).write_text('x')\n"
+        "        print(path, 'written')\n"
+        "    except OSError as exc:\n"
+        "        print(path, type(exc).__name__)\n"
+    )
+    result = await sandbox.execute(code)
+    for target in targets:
+        assert f"{target} written" not in result.stdout
+        assert not target.exists()
+    assert not host_tmp.exists()  # /tmp inside is a private tmpfs
+    assert sorted(p.name for p in outside_dir.iterdir()) == ["secret.txt"]
+
+
+async def test_the_interpreter_is_read_only(sandbox: ProcessSandbox) -> None:
+    code = "import os, sys\nopen(os.path.join(sys.prefix, 'pwned'), 'w')"
+    result = await sandbox.execute(code)
+    assert result.exit_code == 1
+    assert "Read-only file system" in result.stderr or "Permission denied" in result.stderr
+
+
+async def test_the_program_runs_unprivileged(sandbox: ProcessSandbox) -> None:
+    code = "import os\nprint('uid', os.getuid())\nprint(open('/proc/self/status').read())\n"
+    result = await sandbox.execute(code)
+    lines = result.stdout.splitlines()
+    capabilities = [line.split() for line in lines if line.startswith("Cap")]
+    assert lines[0] == f"uid {65534 if os.geteuid() == 0 else os.getuid()}"
+    assert len(capabilities) == 5
+    assert all(int(value, 16) == 0 for _name, value in capabilities)
+    if os.geteuid() == 0:
+        assert "NoNewPrivs:\t1" in lines
+
+
+# -- environment and processes --------------------------------------------------------------------
+
+
+async def test_the_parents_secrets_are_not_visible(
+    sandbox: ProcessSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-for-the-sandbox")
+    code = (
+        "import os, pathlib\n"
+        "print(sorted(os.environ))\n"
+        "for environ in pathlib.Path('/proc').glob('[0-9]*/environ'):\n"
+        "    try:\n"
+        "        if b'sk-test' in environ.read_bytes():\n"
+        "            print('LEAK', environ)\n"
+        "    except OSError:\n"
+        "        pass\n"
+    )
+    result = await sandbox.execute(code, env={"MINE": "1"})
+    assert "sk-test" not in result.stdout
+    assert "LEAK" not in result.stdout
+    assert result.stdout.splitlines()[0] == "['HOME', 'LANG', 'MINE', 'PATH', 'PWD']"
+
+
+async def test_the_host_processes_are_invisible(sandbox: ProcessSandbox) -> None:
+    result = await sandbox.execute(
+        "import os\nprint(sorted(p for p in os.listdir('/proc') if p.isdigit()))"
+    )
+    assert result.stdout == "['1', '2']\n"  # a fresh PID namespace: bwrap's init and the program
+
+
+async def test_a_daemonized_child_does_not_survive(
+    sandbox: ProcessSandbox,
+    marker_env: dict[str, str],
+    leftover_processes: Callable[[], list[int]],
+) -> None:
+    result = await sandbox.execute(DAEMONIZE, env=marker_env)
+    assert result.stdout == "up\n", result.stderr
+    assert leftover_processes() == []
+
+
+async def test_a_daemonized_child_does_not_survive_the_unshare_fallback(
+    unshare_sandbox: ProcessSandbox,
+    marker_env: dict[str, str],
+    leftover_processes: Callable[[], list[int]],
+) -> None:
+    result = await unshare_sandbox.execute(DAEMONIZE, env=marker_env)
+    assert result.stdout == "up\n", result.stderr
+    assert leftover_processes() == []
+
+
+async def test_the_unshare_fallback_scrubs_the_environment(
+    unshare_sandbox: ProcessSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-for-the-sandbox")
+    result = await unshare_sandbox.execute("import os\nprint(sorted(os.environ))")
+    assert result.stdout == "['HOME', 'LANG', 'PATH']\n"

@@ -1,0 +1,40 @@
+# pyright: strict
+"""Type-checked (pyright strict) uses of the agentic_sandbox API: fails CI if the types regress.
+
+It also runs as a test module, so the examples stay executable.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from typing import assert_type
+
+from agentic_core import (
+    ExecutionResult,
+    ExecutorKind,
+    InteractiveSandbox,
+    Sandbox,
+    SandboxProcess,
+)
+from agentic_sandbox import CodeExecutionRequest, ProcessSandbox, SandboxExecutor
+
+
+def test_process_sandbox_is_an_interactive_sandbox() -> None:
+    sandbox: InteractiveSandbox = ProcessSandbox(timeout_s=5, memory_mb=128, network=False)
+    plain: Sandbox = sandbox
+    assert plain is sandbox
+    assert_type(sandbox.start("print(1)"), AbstractAsyncContextManager[SandboxProcess])
+
+
+async def test_execute_returns_an_execution_result() -> None:
+    async with ProcessSandbox(languages=["python", "sh"]) as sandbox:
+        result = await sandbox.execute("print(1)", files={"a.txt": b"x"}, env={"A": "1"})
+        assert_type(result, ExecutionResult)
+        assert result.stdout == "1\n"
+
+
+def test_sandbox_executor_takes_any_sandbox() -> None:
+    executor = SandboxExecutor(ProcessSandbox(), id="run", kind=ExecutorKind.VALIDATOR)
+    request = CodeExecutionRequest(code="print(1)", language="python")
+    assert executor.kind is ExecutorKind.VALIDATOR
+    assert request.timeout_s is None
