@@ -152,12 +152,17 @@ def test_checker_allows_sibling_extras_only_in_the_orchestrator(tmp_path: Path) 
     tree = _copy_workspace(tmp_path)
     for name, expect in (("agentic-orchestrator", 0), ("agentic-llm", 1)):
         pyproject = tree / "packages" / name / "pyproject.toml"
-        pyproject.write_text(
-            pyproject.read_text().replace(
-                "\n[build-system]",
-                '\n[project.optional-dependencies]\nbus = ["agentic-bus>=0.1"]\n\n[build-system]',
+        text = pyproject.read_text()
+        bus = 'bus = ["agentic-bus>=0.1"]\n'
+        if "\n[project.optional-dependencies]\n" in text:  # add to the extras it has
+            text = text.replace(
+                "\n[project.optional-dependencies]\n", "\n[project.optional-dependencies]\n" + bus
             )
-        )
+        else:
+            text = text.replace(
+                "\n[build-system]", f"\n[project.optional-dependencies]\n{bus}\n[build-system]"
+            )
+        pyproject.write_text(text)
         assert len(check_dependency_rule(tree)) == expect, name
 
 

@@ -1,0 +1,5 @@
+"""LocalChatClient: offline, in-process llama.cpp (``_client``; ``_engine`` imports llama_cpp)."""
+
+from agentic_llm._local._client import LocalChatClient
+
+__all__ = ["LocalChatClient"]

@@ -1,0 +1,167 @@
+"""OpenAIChatClient against a real OpenAI-compatible server: llama.cpp's, on SmolLM2, offline.
+
+The server (``llama_server`` fixture) runs ``--chat_format chatml-function-calling``. Replies
+are kept short (``max_tokens``) and greedy (``temperature=0``) so the module takes seconds.
+Known quirks of this server that the client copes with: an assistant message carrying
+``tool_calls`` must have ``content: ""`` (null gives HTTP 500), and streaming with
+``tool_choice="auto"`` returns an empty body (so tool calls are forced by name here). Its
+streams carry no usage (it ignores ``stream_options``), so usage is checked on complete replies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from agentic_core import (
+    ChatAgent,
+    ChatMessage,
+    ChatOptions,
+    ChatResponse,
+    FinishReason,
+    FunctionCallContent,
+    FunctionResultContent,
+    Role,
+    tool,
+)
+from agentic_llm import OpenAIChatClient, ProviderError
+from tests.fixtures.llm import LLAMA_SERVER_MODEL
+
+pytestmark = pytest.mark.slow
+
+SHORT = ChatOptions(max_tokens=16, temperature=0)
+calls: list[str] = []
+
+
+@tool
+def get_weather(city: str) -> str:
+    """The current weather in a city."""
+    calls.append(city)
+    return f"Sunny, 21 °C in {city}"
+
+
+FORCED_TOOL = ChatOptions(
+    max_tokens=32, temperature=0, tools=[get_weather], tool_choice="get_weather"
+)
+
+
+@pytest.fixture
+async def client(llama_server: str) -> AsyncIterator[OpenAIChatClient]:
+    async with OpenAIChatClient(LLAMA_SERVER_MODEL, base_url=llama_server, timeout_s=60) as c:
+        yield c
+
+
+async def test_health_check_lists_the_model(client: OpenAIChatClient) -> None:
+    assert await client.health_check()
+
+
+async def test_generate_returns_text_usage_and_finish_reason(client: OpenAIChatClient) -> None:
+    response = await client.generate([ChatMessage.user("Say hello in French.")], SHORT)
+    assert response.text.strip()
+    assert response.finish_reason in (FinishReason.STOP, FinishReason.LENGTH)
+    usage = response.usage
+    assert usage.input_tokens > 0
+    assert 0 < usage.output_tokens <= 16
+    assert usage.total_tokens == usage.input_tokens + usage.output_tokens
+
+
+async def test_max_tokens_cuts_the_reply_with_finish_reason_length(
+    client: OpenAIChatClient,
+) -> None:
+    options = ChatOptions(max_tokens=3, temperature=0)
+    response = await client.generate([ChatMessage.user("Write a long story about a cat.")], options)
+    assert response.finish_reason is FinishReason.LENGTH
+    assert response.usage.output_tokens == 3
+
+
+async def test_stream_yields_text_pieces_and_a_finish_reason(client: OpenAIChatClient) -> None:
+    updates = [u async for u in client.generate_stream([ChatMessage.user("Count to 5.")], SHORT)]
+    pieces = [u.text for u in updates if u.text]
+    assert len(pieces) > 1  # token by token, not one block
+    response = ChatResponse.from_updates(updates)
+    assert response.text.strip()
+    assert response.finish_reason in (FinishReason.STOP, FinishReason.LENGTH)
+
+
+async def test_stream_and_generate_agree_when_greedy(client: OpenAIChatClient) -> None:
+    messages = [ChatMessage.user("Name a colour.")]
+    complete = await client.generate(messages, SHORT)
+    streamed = ChatResponse.from_updates([u async for u in client.generate_stream(messages, SHORT)])
+    assert streamed.text == complete.text
+
+
+async def test_forced_tool_call_is_parsed_into_function_call_content(
+    client: OpenAIChatClient,
+) -> None:
+    response = await client.generate(
+        [ChatMessage.user("What is the weather in Paris?")], FORCED_TOOL
+    )
+    [call] = response.message.function_calls
+    assert isinstance(call, FunctionCallContent)
+    assert call.name == "get_weather"
+    assert isinstance(call.arguments["city"], str)
+    assert call.call_id
+    assert response.finish_reason is FinishReason.TOOL_CALLS
+    assert response.usage.output_tokens > 0
+
+
+async def test_forced_tool_call_streams_argument_fragments(client: OpenAIChatClient) -> None:
+    updates = [
+        u
+        async for u in client.generate_stream(
+            [ChatMessage.user("What is the weather in Paris?")], FORCED_TOOL
+        )
+    ]
+    fragments = [d for u in updates for d in u.tool_call_deltas]
+    assert len(fragments) > 1
+    [call] = ChatResponse.from_updates(updates).message.function_calls
+    assert call.name == "get_weather"
+    assert isinstance(call.arguments["city"], str)
+
+
+async def test_auto_tool_choice_lets_the_model_call_the_tool(client: OpenAIChatClient) -> None:
+    options = ChatOptions(max_tokens=32, temperature=0, tools=[get_weather], tool_choice="auto")
+    response = await client.generate([ChatMessage.user("What is the weather in Paris?")], options)
+    [call] = response.message.function_calls
+    assert call.name == "get_weather"
+    assert response.finish_reason is FinishReason.TOOL_CALLS
+
+
+async def test_streaming_with_auto_tool_choice_is_an_error_not_an_empty_answer(
+    client: OpenAIChatClient,
+) -> None:
+    # The server's quirk: this request gets a 200 with an empty body. The client must say the
+    # stream was cut off rather than return an empty reply.
+    options = ChatOptions(max_tokens=32, temperature=0, tools=[get_weather], tool_choice="auto")
+    with pytest.raises(ProviderError, match="cut off"):
+        async for _ in client.generate_stream(
+            [ChatMessage.user("What is the weather in Paris?")], options
+        ):
+            pass
+
+
+async def test_chat_agent_runs_a_full_tool_loop(client: OpenAIChatClient) -> None:
+    # The first model call must call the tool (forced by name); the agent runs it and sends the
+    # result back (an assistant message with tool_calls and content "", then a tool message);
+    # with max_tool_iterations=1 the second call has no tools, so the model answers in text.
+    calls.clear()
+    agent = ChatAgent(
+        client,
+        "You answer weather questions with the get_weather tool.",
+        tools=[get_weather],
+        max_tool_iterations=1,
+        options=ChatOptions(max_tokens=32, temperature=0, tool_choice="get_weather"),
+    )
+    response = await agent.run("What is the weather in Paris?")
+    roles = [m.role for m in response.messages]
+    assert roles == [Role.ASSISTANT, Role.TOOL, Role.ASSISTANT]
+    [call] = response.messages[0].function_calls
+    [result] = response.messages[1].contents
+    assert isinstance(result, FunctionResultContent)
+    assert result.call_id == call.call_id
+    assert not result.is_error
+    assert calls == [call.arguments["city"]]
+    assert response.text.strip()
+    assert response.usage.input_tokens > 0
+    assert response.usage.output_tokens > 0
