@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 from typing import Any
@@ -15,6 +16,12 @@ def fmt(value: float) -> str:
     if value >= 10:
         return f"{value:.1f}"
     return f"{value:.2f}"
+
+
+def spread(samples: list[float]) -> str:
+    """(max - min) / median of ``samples``, as a percentage ("" when the median is not > 0)."""
+    median = statistics.median(samples)
+    return f"{(max(samples) - min(samples)) / median:.0%}" if median > 0 else ""
 
 
 def run_probe(code: str, *args: str) -> dict[str, Any]:

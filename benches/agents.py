@@ -58,7 +58,7 @@ from _agent_scenario import (
     question,
     script,
 )
-from _common import fmt, run_probe
+from _common import fmt, run_probe, spread
 
 OURS, MAF = "agentic_core", "agent_framework"
 TURN_TARGET_US = 200.0
@@ -375,11 +375,6 @@ class Row:
     target: str = ""
     verdict: str = ""
     note: str = ""
-
-
-def spread(samples: list[float]) -> str:
-    median = statistics.median(samples)
-    return f"{(max(samples) - min(samples)) / median:.0%}" if median > 0 else ""
 
 
 def judge(row: Row, target: str, ok: bool) -> None:

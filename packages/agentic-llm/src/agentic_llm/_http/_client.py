@@ -28,7 +28,7 @@ from agentic_llm._http._errors import (
     provider_error_message,
 )
 from agentic_llm._http._retry import RetryPolicy, is_retryable_status, parse_retry_after
-from agentic_llm._http._streams import SSEEvent, decode_json_event, iter_sse_events
+from agentic_llm._http._streams import SSEEvent, decode_json_event, iter_sse_events, split_lines
 from agentic_llm._secret import Secret
 
 _log = structlog.get_logger(__name__)
@@ -70,6 +70,9 @@ class HTTPStream:
     def __init__(self, response: httpx.Response, *, client: HTTPClient) -> None:
         self._response = response
         self._client = client
+        # One byte iterator for the whole body: readers stop at their terminal event, and
+        # ``drain`` reads what is left from the same iterator so the connection can be reused.
+        self._bytes = response.aiter_bytes()
 
     @property
     def headers(self) -> httpx.Headers:
@@ -80,7 +83,7 @@ class HTTPStream:
         """The body's text lines."""
         client = self._client
         try:
-            async for line in self._response.aiter_lines():
+            async for line in split_lines(self._bytes):
                 yield line
         except httpx.TimeoutException as exc:
             raise LLMTimeoutError(
@@ -107,6 +110,24 @@ class HTTPStream:
             async for line in lines:
                 if line.strip():
                     yield self.decode_json(line)
+
+    async def drain(self, *, max_bytes: int = 65_536, timeout_s: float = 1.0) -> bool:
+        """Read what is left of the body (bounded), so httpx can reuse the connection.
+
+        Providers send a little after their terminal event (a final newline, the chunked
+        encoding's end); leaving it unread makes httpx drop the connection, and the next
+        request would pay a new TCP and TLS handshake. Returns whether the body ended.
+        """
+        left = max_bytes
+        try:
+            async with asyncio.timeout(timeout_s):
+                async for chunk in self._bytes:
+                    left -= len(chunk)
+                    if left < 0:
+                        return False
+        except (TimeoutError, httpx.HTTPError):
+            return False
+        return True
 
     def decode_json(self, text: str) -> Any:
         """One event's JSON, or a ProviderError (redacted) saying the event is malformed."""
@@ -231,7 +252,9 @@ class HTTPClient:
             method, path, json_body=json_body, params=params, stream=True, max_retries=None
         )
         try:
-            yield HTTPStream(response, client=self)
+            stream = HTTPStream(response, client=self)
+            yield stream
+            await stream.drain()
         finally:
             await response.aclose()
 

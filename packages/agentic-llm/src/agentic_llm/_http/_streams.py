@@ -1,14 +1,16 @@
 """Stream parsing: Server-Sent Events, and one streamed event's JSON (SSE or NDJSON lines).
 
-They take an async iterable of text lines (``httpx.Response.aiter_lines()`` splits on ``\\n``,
+They take an async iterable of text lines (``split_lines`` splits a body on ``\\n``,
 ``\\r\\n`` and ``\\r``), so they are tested without any HTTP. Knowing whether a stream is complete
 is the provider's job (``[DONE]``, ``message_stop``, ``"done": true``): the readers only parse.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
-from collections.abc import AsyncGenerator, AsyncIterable
+import re
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,3 +70,31 @@ def decode_json_event(text: str, *, provider: str, label: str) -> Any:
             provider=provider,
             body=text[:4000],
         ) from exc
+
+
+_LINE_BREAK = re.compile(r"\r\n|\n|\r")
+
+
+async def split_lines(chunks: AsyncIterator[bytes]) -> AsyncGenerator[str]:
+    """UTF-8 text lines of a byte stream, split on ``\\r\\n``, ``\\n`` or ``\\r`` (as SSE says).
+
+    A ``\\r`` at the end of a chunk waits for the next one, which may start with ``\\n``.
+    Pulls from ``chunks`` without closing it, so a caller can keep reading the same iterator.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    buffer = ""
+    async for chunk in chunks:
+        buffer += decoder.decode(chunk)
+        start = 0
+        for match in _LINE_BREAK.finditer(buffer):
+            if match.group() == "\r" and match.end() == len(buffer):
+                break  # maybe the first half of a \r\n split across chunks
+            yield buffer[start : match.start()]
+            start = match.end()
+        buffer = buffer[start:]
+    buffer += decoder.decode(b"", final=True)
+    lines = _LINE_BREAK.split(buffer)
+    if lines and lines[-1] == "":
+        lines.pop()  # the text ended with a line break
+    for line in lines:
+        yield line
