@@ -585,10 +585,12 @@ async def test_real_model_stream_stops_when_left(smollm2: LocalChatClient) -> No
         if seen == 3:
             break
     await stream.aclose()
-    assert time.perf_counter() - started < 5
+    assert time.perf_counter() - started < 10
     llama = smollm2._llama
     assert llama is not None
-    assert llama.completion_tokens < 10  # stopped right after the third piece, not at 400
+    # Stopped soon after the third piece, not at 400 (the producer thread may run a few tokens
+    # ahead of a slow consumer on a loaded machine, hence the margin).
+    assert llama.completion_tokens < 100
     assert not smollm2._lock.locked()
 
 
