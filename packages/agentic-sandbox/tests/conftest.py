@@ -3,6 +3,9 @@
 ``sandbox`` is the real thing: a ProcessSandbox that must use bubblewrap. Without bwrap those
 tests skip with the reason, unless ``AGENTIC_REQUIRE_SERVICES=1`` (CI): then they fail.
 ``unshare_sandbox`` is the fallback jail (PID and network namespaces via ``unshare``).
+``docker_sandbox`` and ``shell_docker_sandbox`` are DockerSandboxes on the session's Podman
+engine (``podman_engine``, from ``tests/fixtures/podman.py``), with the Python and the busybox
+test image; each checks after its test that no container of ours is left.
 
 A program started with ``marker_env`` carries ``AGENTIC_TEST_MARKER=<uuid>`` in its environment;
 ``leftover_processes()`` lists the live processes that still carry it, read from
@@ -14,13 +17,15 @@ from __future__ import annotations
 import asyncio
 import shutil
 import sys
+import tempfile
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from agentic_sandbox import ProcessSandbox
+from agentic_sandbox import DockerSandbox, ProcessSandbox
+from tests.fixtures.podman import PodmanEngine
 from tests.fixtures.servers import missing_service
 
 if not sys.platform.startswith("linux"):
@@ -100,3 +105,58 @@ async def unshare_sandbox() -> AsyncIterator[ProcessSandbox]:
         if not await box.is_ready():
             pytest.skip("unshare cannot create PID and network namespaces here")
         yield box
+
+
+@pytest.fixture
+def outside_dir() -> Iterator[Path]:
+    """A world-readable directory outside any work dir, holding ``secret.txt``."""
+    directory = Path(tempfile.mkdtemp(prefix="agentic-outside-"))
+    directory.chmod(0o777)
+    secret = directory / "secret.txt"
+    secret.write_text("TOP-SECRET")
+    secret.chmod(0o644)
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory)
+
+
+@pytest.fixture
+async def tcp_server() -> AsyncIterator[int]:
+    """A server on 127.0.0.1 answering b"pong" to every connection; yields its port."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"pong")
+        await writer.drain()
+        writer.close()
+        await writer.wait_closed()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+def docker_sandbox_on(engine: PodmanEngine, image: str) -> DockerSandbox:
+    """A DockerSandbox on ``engine`` with the small limits of these tests."""
+    return DockerSandbox(
+        image, base_url=engine.base_url, timeout_s=10, memory_mb=256, pids_limit=64
+    )
+
+
+@pytest.fixture
+async def docker_sandbox(podman_engine: PodmanEngine) -> AsyncIterator[DockerSandbox]:
+    """A DockerSandbox on the Python test image, with small limits."""
+    async with docker_sandbox_on(podman_engine, podman_engine.python_image) as box:
+        yield box
+    assert podman_engine.sandbox_containers() == []
+
+
+@pytest.fixture
+async def shell_docker_sandbox(podman_engine: PodmanEngine) -> AsyncIterator[DockerSandbox]:
+    """A DockerSandbox on the busybox test image (shell only)."""
+    async with docker_sandbox_on(podman_engine, podman_engine.shell_image) as box:
+        yield box
+    assert podman_engine.sandbox_containers() == []

@@ -1,4 +1,5 @@
-"""ProcessSandbox passes core's Sandbox conformance suite (in every isolation mode it has)."""
+"""Both sandboxes pass core's Sandbox conformance suite (ProcessSandbox in its default jail,
+DockerSandbox on the Podman test engine)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import pytest
 
 from agentic_core.protocols import Sandbox
 from agentic_core.testing.conformance import InteractiveSandboxConformance
-from agentic_sandbox import ProcessSandbox
+from agentic_sandbox import DockerSandbox, ProcessSandbox
+from tests.fixtures.podman import PodmanEngine
 
 
 class TestProcessSandbox(InteractiveSandboxConformance):
@@ -18,3 +20,18 @@ class TestProcessSandbox(InteractiveSandboxConformance):
     async def sandbox(self) -> AsyncIterator[Sandbox]:
         async with ProcessSandbox(max_output_bytes=self.max_output_bytes, timeout_s=20) as box:
             yield box
+
+
+class TestDockerSandbox(InteractiveSandboxConformance):
+    max_output_bytes = 200_000
+
+    @pytest.fixture
+    async def sandbox(self, podman_engine: PodmanEngine) -> AsyncIterator[Sandbox]:
+        async with DockerSandbox(
+            podman_engine.python_image,
+            base_url=podman_engine.base_url,
+            max_output_bytes=self.max_output_bytes,
+            timeout_s=20,
+        ) as box:
+            yield box
+        assert podman_engine.sandbox_containers() == []

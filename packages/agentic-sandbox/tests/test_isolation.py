@@ -6,12 +6,11 @@ The ``sandbox`` fixture requires bubblewrap (skipped without it, failed in CI); 
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -48,38 +47,6 @@ print(os.read(ready_read, 2).decode(), flush=True)  # the daemon runs before the
 
 def host_can_still_fork() -> bool:
     return subprocess.run(["true"], check=False).returncode == 0
-
-
-@pytest.fixture
-def outside_dir() -> Iterator[Path]:
-    """A world-readable directory outside any work dir, holding ``secret.txt``."""
-    directory = Path(tempfile.mkdtemp(prefix="agentic-outside-"))
-    directory.chmod(0o777)
-    secret = directory / "secret.txt"
-    secret.write_text("TOP-SECRET")
-    secret.chmod(0o644)
-    try:
-        yield directory
-    finally:
-        shutil.rmtree(directory)
-
-
-@pytest.fixture
-async def tcp_server() -> AsyncIterator[int]:
-    """A server on 127.0.0.1 answering b"pong" to every connection; yields its port."""
-
-    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writer.write(b"pong")
-        await writer.drain()
-        writer.close()
-        await writer.wait_closed()
-
-    server = await asyncio.start_server(answer, "127.0.0.1", 0)
-    try:
-        yield server.sockets[0].getsockname()[1]
-    finally:
-        server.close()
-        await server.wait_closed()
 
 
 def connect_code(port: int) -> str:

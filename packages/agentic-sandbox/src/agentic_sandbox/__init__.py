@@ -1,7 +1,8 @@
 """agentic-sandbox.
 
-Isolated code execution for agentic: a local process jail (``ProcessSandbox``) and a workflow
-node running code in any sandbox (``SandboxExecutor``).
+Isolated code execution for agentic: a local process jail (``ProcessSandbox``), throwaway
+containers on any Docker-API engine (``DockerSandbox``) and a workflow node running code in any
+sandbox (``SandboxExecutor``).
 
 Public names load lazily, on first use: ``import agentic_sandbox`` stays cheap.
 """
@@ -10,6 +11,7 @@ import typing as _typing
 
 __all__ = [
     "CodeExecutionRequest",
+    "DockerSandbox",
     "ProcessSandbox",
     "SandboxError",
     "SandboxExecutor",
@@ -20,6 +22,7 @@ __all__ = [
 # Public name -> the module that defines it (imported on first access).
 _LAZY: dict[str, str] = {
     "CodeExecutionRequest": "agentic_sandbox._executor",
+    "DockerSandbox": "agentic_sandbox._docker_sandbox",
     "ProcessSandbox": "agentic_sandbox._process_sandbox",
     "SandboxError": "agentic_sandbox._errors",
     "SandboxExecutor": "agentic_sandbox._executor",
@@ -27,6 +30,7 @@ _LAZY: dict[str, str] = {
 }
 
 if _typing.TYPE_CHECKING:
+    from agentic_sandbox._docker_sandbox import DockerSandbox
     from agentic_sandbox._errors import SandboxError, SandboxNotReadyError
     from agentic_sandbox._executor import CodeExecutionRequest, SandboxExecutor
     from agentic_sandbox._process_sandbox import ProcessSandbox

@@ -29,8 +29,8 @@ from agentic_sandbox._errors import SandboxError
 logger = logging.getLogger("agentic_sandbox")
 
 OUT_DIR = "out"
-_MAX_ARTIFACT_FILES = 1000
-_MAX_ARTIFACT_DEPTH = 32
+MAX_ARTIFACT_FILES = 1000
+MAX_ARTIFACT_DEPTH = 32
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
@@ -158,8 +158,8 @@ class _ArtifactCollector:
         self.files_seen = 0
 
     def walk(self, dir_fd: int, prefix: tuple[str, ...], depth: int) -> None:
-        if depth > _MAX_ARTIFACT_DEPTH:
-            logger.warning("sandbox artifacts deeper than %d levels ignored", _MAX_ARTIFACT_DEPTH)
+        if depth > MAX_ARTIFACT_DEPTH:
+            logger.warning("sandbox artifacts deeper than %d levels ignored", MAX_ARTIFACT_DEPTH)
             return
         with os.scandir(dir_fd) as scan:
             entries = sorted(scan, key=lambda entry: entry.name)
@@ -177,10 +177,10 @@ class _ArtifactCollector:
     def read_file(self, dir_fd: int, parts: tuple[str, ...]) -> None:
         path = "/".join(parts)
         self.files_seen += 1
-        if self.files_seen > _MAX_ARTIFACT_FILES:
-            if self.files_seen == _MAX_ARTIFACT_FILES + 1:
+        if self.files_seen > MAX_ARTIFACT_FILES:
+            if self.files_seen == MAX_ARTIFACT_FILES + 1:
                 logger.warning(
-                    "more than %d sandbox artifacts: the rest ignored", _MAX_ARTIFACT_FILES
+                    "more than %d sandbox artifacts: the rest ignored", MAX_ARTIFACT_FILES
                 )
             return
         try:

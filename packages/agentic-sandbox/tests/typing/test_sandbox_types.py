@@ -16,7 +16,7 @@ from agentic_core import (
     Sandbox,
     SandboxProcess,
 )
-from agentic_sandbox import CodeExecutionRequest, ProcessSandbox, SandboxExecutor
+from agentic_sandbox import CodeExecutionRequest, DockerSandbox, ProcessSandbox, SandboxExecutor
 
 
 def test_process_sandbox_is_an_interactive_sandbox() -> None:
@@ -31,6 +31,15 @@ async def test_execute_returns_an_execution_result() -> None:
         result = await sandbox.execute("print(1)", files={"a.txt": b"x"}, env={"A": "1"})
         assert_type(result, ExecutionResult)
         assert result.stdout == "1\n"
+
+
+def test_docker_sandbox_is_an_interactive_sandbox() -> None:
+    sandbox: InteractiveSandbox = DockerSandbox(
+        "python:3.12-slim", memory_mb=256, cpus=0.5, pids_limit=64, network=False, timeout_s=5
+    )
+    assert_type(
+        sandbox.start("print(1)", language="sh"), AbstractAsyncContextManager[SandboxProcess]
+    )
 
 
 def test_sandbox_executor_takes_any_sandbox() -> None:

@@ -1,0 +1,404 @@
+"""One program in one container: create, copy files in, attach, start, wait, collect, remove.
+
+Every call of the Docker SDK blocks, so each runs in a thread. The container is removed in
+every case — normal end, timeout, output overflow, an error, or the cancellation of the task
+that ran it: removal runs as its own task (``DockerSandbox`` keeps it and awaits it on
+``stop``) shielded from the cancellation. A launch cancelled while the engine is creating the
+container waits for the creation to finish, then removes the container by its name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, cast
+
+from docker.errors import APIError, DockerException, ImageNotFound, NotFound
+
+from agentic_core import Artifact, ExecutionResult
+from agentic_sandbox._container_files import artifacts_from_archive
+from agentic_sandbox._container_output import AttachedOutput, RawSocket, pump_attach_stream
+from agentic_sandbox._engine import EngineAPI
+from agentic_sandbox._errors import SandboxError, SandboxNotReadyError
+
+logger = logging.getLogger("agentic_sandbox")
+
+_WAIT_SLACK_S = 60
+"""The HTTP timeout of the engine's ``wait`` call beyond the program's own timeout."""
+_STREAM_GRACE_S = 5.0
+"""After the container exits, how long its attach stream may take to deliver the last output."""
+_READER_JOIN_S = 5.0
+_ARCHIVE_CHUNK_BYTES = 64 * 1024
+_REMOVE_ATTEMPTS = 5
+_REMOVE_RETRY_S = 0.1
+_KILLED_BY_SIGKILL = 137
+OOM_MESSAGE = "[agentic-sandbox] out of memory: the container hit its {memory_mb} MiB limit\n"
+PROBABLE_OOM_MESSAGE = (
+    "[agentic-sandbox] killed by SIGKILL, most likely out of memory (limit {memory_mb} MiB; "
+    "this engine does not report OOM kills)\n"
+)
+
+Track = Callable[[asyncio.Task[None]], None]
+"""Registers a removal task with the sandbox, which awaits it on ``stop``."""
+
+
+@dataclass(frozen=True)
+class ContainerPlan:
+    """Everything needed to run one program (built by ``DockerSandbox``)."""
+
+    name: str
+    config: dict[str, Any]
+    """Keyword arguments of ``APIClient.create_container`` except ``host_config`` and ``name``."""
+    host_config: dict[str, Any]
+    """Keyword arguments of ``APIClient.create_host_config``."""
+    work_dir: str
+    files_archive: bytes
+    timeout_s: float
+    max_output_bytes: int
+    max_artifact_bytes: int
+    memory_mb: int
+    interactive: bool
+    language: str
+
+
+def _raw_socket(attached: object) -> RawSocket:
+    # The SDK hands out a SocketIO for plain sockets; the socket it wraps is what we need.
+    raw = cast("RawSocket", getattr(attached, "_sock", attached))
+    settimeout = getattr(raw, "settimeout", None)
+    if callable(settimeout):
+        settimeout(None)  # a quiet program must not time the stream out
+    if raw is not attached:
+        # Closing the socket alone leaves its file descriptor open while the SocketIO holds it.
+        return _WrappedSocket(raw, cast("RawSocket", attached))
+    return raw
+
+
+class _WrappedSocket:
+    """A socket and the SocketIO wrapping it: reads and writes on the first, closes both."""
+
+    def __init__(self, raw: RawSocket, wrapper: RawSocket) -> None:
+        self._raw = raw
+        self._wrapper = wrapper
+
+    def recv(self, size: int, /) -> bytes:
+        return self._raw.recv(size)
+
+    def sendall(self, data: bytes, /) -> None:
+        self._raw.sendall(data)
+
+    def shutdown(self, how: int, /) -> None:
+        self._raw.shutdown(how)
+
+    def close(self) -> None:
+        try:
+            self._wrapper.close()
+        finally:
+            self._raw.close()
+
+
+def _create_and_start(api: EngineAPI, plan: ContainerPlan) -> tuple[str, RawSocket, float]:
+    """Create, fill, attach to and start the container (in a thread); removes it on failure."""
+    host_config = api.create_host_config(**plan.host_config)
+    try:
+        created = api.create_container(name=plan.name, host_config=host_config, **plan.config)
+    except ImageNotFound as exc:
+        raise SandboxNotReadyError(
+            f"image {plan.config['image']!r} is not on the engine: pull or build it first "
+            f"({_explain(exc)})"
+        ) from exc
+    container_id = str(created["Id"])
+    sock: RawSocket | None = None
+    try:
+        api.put_archive(container_id, plan.work_dir, plan.files_archive)
+        params = {"stdin": int(plan.interactive), "stdout": 1, "stderr": 1, "stream": 1}
+        try:
+            # Podman prepares the container (and finds its interpreter) on attach, Docker on start.
+            sock = _raw_socket(api.attach_socket(container_id, params=params))
+            api.start(container_id)
+        except APIError as exc:
+            raise SandboxError(
+                f"image {plan.config['image']!r} cannot run {plan.language} code: {_explain(exc)}"
+            ) from exc
+        return container_id, sock, time.monotonic()
+    except BaseException:
+        if sock is not None:
+            _shut(sock)
+        _remove_container(api, container_id)
+        raise
+
+
+def _remove_container(api: EngineAPI, container: str) -> None:
+    """Force-remove ``container`` and its anonymous volume (the work dir); gone already is fine.
+
+    Retried: Podman may refuse while the container is between running and stopped ("container
+    state improper").
+    """
+    for attempt in range(_REMOVE_ATTEMPTS):
+        try:
+            api.remove_container(container, v=True, force=True)
+        except NotFound:
+            return
+        except (DockerException, OSError) as exc:
+            if attempt + 1 < _REMOVE_ATTEMPTS:
+                logger.debug("removing sandbox container %s failed, retrying: %s", container, exc)
+                time.sleep(_REMOVE_RETRY_S * (attempt + 1))
+                continue
+            logger.error("could not remove sandbox container %s: %s", container, exc)
+            raise SandboxError(f"could not remove sandbox container {container}: {exc}") from exc
+        else:
+            return
+
+
+def _kill_container(api: EngineAPI, container: str) -> None:
+    with contextlib.suppress(APIError):  # not running (any more): nothing to kill
+        api.kill(container)
+
+
+def _shut(sock: RawSocket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    with contextlib.suppress(OSError):
+        sock.close()
+
+
+def _explain(exc: DockerException) -> str:
+    explanation = getattr(exc, "explanation", None)
+    return str(explanation or exc)
+
+
+class ContainerProgram:
+    """A program running in a container (the ``SandboxProcess`` of ``DockerSandbox``)."""
+
+    def __init__(
+        self,
+        api: EngineAPI,
+        plan: ContainerPlan,
+        container_id: str,
+        sock: RawSocket,
+        started: float,
+        track: Track,
+    ) -> None:
+        self._api = api
+        self._plan = plan
+        self.container_id = container_id
+        self._sock = sock
+        self._started = started
+        self._track = track
+        self._timed_out = False
+        self._killing: asyncio.Future[None] | None = None
+        self._finishing: asyncio.Task[ExecutionResult] | None = None
+        self._removal: asyncio.Task[None] | None = None
+        self._stdin_open = plan.interactive
+        self._output = AttachedOutput(
+            plan.max_output_bytes, self._kill_soon, flow_control=plan.interactive
+        )
+        self._reader = threading.Thread(
+            target=pump_attach_stream,
+            args=(sock, self._output),
+            name=f"agentic-sandbox-attach-{container_id[:12]}",
+            daemon=True,
+        )
+        self._reader.start()
+        wait_timeout = int(plan.timeout_s) + _WAIT_SLACK_S
+        self._exited: asyncio.Future[Any] = asyncio.ensure_future(
+            asyncio.to_thread(api.wait, container_id, timeout=wait_timeout)
+        )
+        self._exited_at: float | None = None
+        self._exited.add_done_callback(self._on_exit)
+        self._watchdog = asyncio.get_running_loop().call_later(plan.timeout_s, self._on_timeout)
+
+    @classmethod
+    async def launch(cls, api: EngineAPI, plan: ContainerPlan, track: Track) -> ContainerProgram:
+        """Start ``plan``'s container; the caller must ``close()`` the program."""
+        launching = asyncio.ensure_future(asyncio.to_thread(_create_and_start, api, plan))
+        try:
+            container_id, sock, started = await asyncio.shield(launching)
+        except asyncio.CancelledError:
+            # The engine may be creating the container right now: remove it once it exists,
+            # before the cancellation goes on (if cancelled again, the removal still runs).
+            removal = _background(_remove_when_launched(api, plan.name, launching))
+            track(removal)
+            with contextlib.suppress(Exception):  # a failed removal is logged; cancel wins
+                await asyncio.shield(removal)
+            raise
+        except (DockerException, OSError) as exc:
+            raise _engine_error(exc) from exc
+        return cls(api, plan, container_id, sock, started, track)
+
+    # -- SandboxProcess -------------------------------------------------------------------------
+
+    async def write(self, data: bytes) -> None:
+        """Send ``data`` to the program's stdin."""
+        if not self._stdin_open or self._exited.done():
+            raise SandboxError("cannot write: the sandboxed program has exited or closed stdin")
+        try:
+            await asyncio.to_thread(self._sock.sendall, data)
+        except OSError as exc:
+            raise SandboxError(f"cannot write to the sandboxed program: {exc}") from exc
+
+    async def readline(self, *, limit: int) -> bytes:
+        """The next line of stdout with its ``\\n``, at most ``limit`` bytes; ``b""`` at EOF."""
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        output = self._output
+        while True:
+            newline, buffered = output.find_stdout(b"\n", limit)
+            if newline >= 0:
+                return output.consume_stdout(newline + 1)
+            if buffered >= limit or output.eof or output.truncated:
+                return output.consume_stdout(limit)
+            await output.changed()
+
+    async def wait(self) -> ExecutionResult:
+        """Close stdin, wait for the end (or the deadline), return what the program did."""
+        if self._finishing is None:
+            self._finishing = asyncio.ensure_future(self._finish())
+        return await asyncio.shield(self._finishing)
+
+    async def kill(self) -> None:
+        """Kill the container; ``wait()`` then reports it."""
+        self._kill_soon()
+        with contextlib.suppress(DockerException, OSError):
+            await asyncio.shield(self._exited)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def _on_exit(self, _future: asyncio.Future[Any]) -> None:
+        self._exited_at = time.monotonic()
+        self._watchdog.cancel()
+
+    def _on_timeout(self) -> None:
+        if not self._exited.done():
+            self._timed_out = True
+            self._kill_soon()
+
+    def _kill_soon(self) -> None:
+        if self._killing is None and not self._exited.done():
+            self._killing = asyncio.ensure_future(
+                asyncio.to_thread(_kill_container, self._api, self.container_id)
+            )
+
+    def _close_stdin(self) -> None:
+        if self._stdin_open:
+            self._stdin_open = False
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_WR)
+
+    async def _finish(self) -> ExecutionResult:
+        self._close_stdin()
+        self._output.read_all()
+        try:
+            status = cast("dict[str, Any]", await self._exited)
+        except (DockerException, OSError) as exc:
+            raise SandboxError(
+                f"lost track of sandbox container {self.container_id[:12]}: {exc}"
+            ) from exc
+        duration = (self._exited_at or time.monotonic()) - self._started
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_STREAM_GRACE_S):
+                await asyncio.shield(self._output.closed)
+        exit_code = int(status.get("StatusCode", -1))
+        out_of_memory = exit_code == _KILLED_BY_SIGKILL and await asyncio.to_thread(
+            self._was_out_of_memory
+        )
+        artifacts = await asyncio.to_thread(self._collect_artifacts)
+        stdout, stderr = self._output.snapshot()
+        stderr_text = stderr.decode(errors="replace")
+        if out_of_memory:
+            exit_code = _KILLED_BY_SIGKILL
+            stderr_text += OOM_MESSAGE.format(memory_mb=self._plan.memory_mb)
+        elif exit_code == _KILLED_BY_SIGKILL and self._killing is None:
+            # Nobody here killed it; in a container of its own, the kernel's OOM killer did
+            # (Podman on cgroup v1 does not set State.OOMKilled).
+            stderr_text += PROBABLE_OOM_MESSAGE.format(memory_mb=self._plan.memory_mb)
+        return ExecutionResult(
+            exit_code=exit_code,
+            stdout=stdout.decode(errors="replace"),
+            stderr=stderr_text,
+            duration_s=duration,
+            timed_out=self._timed_out,
+            truncated=self._output.truncated,
+            artifacts=artifacts,
+        )
+
+    def _was_out_of_memory(self) -> bool:
+        state: dict[str, Any] = self._api.inspect_container(self.container_id).get("State") or {}
+        return bool(state.get("OOMKilled"))
+
+    def _collect_artifacts(self) -> list[Artifact]:
+        api = self._api
+        url = f"{api.base_url}/v{api.api_version}/containers/{self.container_id}/archive"
+        response = api.get(url, params={"path": f"{self._plan.work_dir}/out"}, stream=True)
+        try:
+            if response.status_code == 404:  # the program removed out/
+                return []
+            if not response.ok:
+                raise SandboxError(
+                    f"cannot read the artifacts of container {self.container_id[:12]}: "
+                    f"HTTP {response.status_code} {response.text[:300]}"
+                )
+            return artifacts_from_archive(
+                response.iter_content(_ARCHIVE_CHUNK_BYTES),
+                max_total_bytes=self._plan.max_artifact_bytes,
+            )
+        finally:
+            response.close()
+
+    async def close(self) -> None:
+        """Kill what still runs and remove the container (also when the caller is cancelled)."""
+        if self._removal is None:
+            self._removal = _background(self._remove())
+            self._track(self._removal)
+        await asyncio.shield(self._removal)
+
+    async def _remove(self) -> None:
+        self._watchdog.cancel()
+        if self._finishing is not None and not self._finishing.done():
+            self._finishing.cancel()  # nobody waits for it any more: the caller was cancelled
+        try:
+            await asyncio.to_thread(_remove_container, self._api, self.container_id)
+        finally:
+            self._output.read_all()  # never leave the reader thread blocked on flow control
+            _shut(self._sock)
+            await asyncio.to_thread(self._reader.join, _READER_JOIN_S)
+            for pending in (self._exited, self._killing, self._finishing):
+                if pending is not None:
+                    _forget(pending)
+
+
+def _background(coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    return asyncio.ensure_future(coroutine)
+
+
+async def _remove_when_launched(
+    api: EngineAPI, name: str, launching: asyncio.Future[tuple[str, RawSocket, float]]
+) -> None:
+    try:
+        _container_id, sock, _started = await launching
+    except BaseException:  # noqa: BLE001 - the launch removed its container itself on failure
+        return
+    _shut(sock)
+    await asyncio.to_thread(_remove_container, api, name)
+
+
+def _forget(future: asyncio.Future[Any]) -> None:
+    """Retrieve ``future``'s outcome once it is done, so a late failure is not reported."""
+
+    def retrieve(done: asyncio.Future[Any]) -> None:
+        if not done.cancelled():
+            done.exception()
+
+    future.add_done_callback(retrieve)
+
+
+def _engine_error(exc: DockerException | OSError) -> SandboxError:
+    # APIError is an HTTPError, hence an OSError too: the engine answered, and refused.
+    if isinstance(exc, DockerException):
+        return SandboxError(f"the container engine refused the run: {_explain(exc)}")
+    return SandboxNotReadyError(f"the container engine cannot be reached: {exc}")

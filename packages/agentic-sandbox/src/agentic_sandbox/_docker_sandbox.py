@@ -1,0 +1,383 @@
+"""DockerSandbox: run untrusted code in a throwaway container of any Docker-API engine.
+
+See the package README for the threat model. ``container_settings`` (pure) turns the sandbox's
+options into the engine's container and host configuration; ``_container_run`` runs one
+container to its end and removes it; ``_container_files`` packs files in and artifacts out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncGenerator, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Self
+
+from docker.errors import DockerException
+from docker.types import LogConfig, Mount, Ulimit
+
+from agentic_core import ExecutionResult, SandboxProcess
+from agentic_sandbox._container_files import input_archive
+from agentic_sandbox._container_run import ContainerPlan, ContainerProgram
+from agentic_sandbox._engine import EngineAPI, connect
+from agentic_sandbox._errors import SandboxError, SandboxNotReadyError
+from agentic_sandbox._languages import (
+    BASH,
+    JAVASCRIPT,
+    PYTHON,
+    SHELL,
+    canonical_language,
+    canonical_languages,
+)
+from agentic_sandbox._workdir import safe_relative_path
+
+WORK_DIR = "/sandbox"
+DEFAULT_USER = "65534:65534"
+LABEL = "agentic-sandbox"
+"""Every container we create carries this label (value ``"1"``), so leftovers can be found."""
+_MIB = 1024 * 1024
+_NOFILE = 1024
+_NPROC = 4096
+"""Per uid on the whole host (the container's own count is ``pids_limit``): a backstop only."""
+
+# language -> (program file name, command before it); the interpreter must be in the image.
+_PROGRAMS: dict[str, tuple[str, tuple[str, ...]]] = {
+    PYTHON: ("main.py", ("python3", "-u")),
+    SHELL: ("main.sh", ("sh",)),
+    BASH: ("main.sh", ("bash",)),
+    JAVASCRIPT: ("main.js", ("node",)),
+}
+
+
+@dataclass(frozen=True)
+class ContainerSettings:
+    """The limits and isolation of every container of one ``DockerSandbox``."""
+
+    image: str
+    memory_mb: int
+    cpus: float
+    pids_limit: int
+    network: bool
+    read_only: bool
+    user: str | None
+    max_file_mb: int
+
+
+def container_settings(
+    settings: ContainerSettings,
+    *,
+    language: str,
+    env: Mapping[str, str],
+    interactive: bool,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``create_container`` and ``create_host_config`` arguments of one run (pure)."""
+    file_name, command = _PROGRAMS[language]
+    config: dict[str, Any] = {
+        "image": settings.image,
+        "entrypoint": [*command, file_name],
+        "working_dir": WORK_DIR,
+        "user": settings.user,
+        "environment": program_env(env),
+        "hostname": "sandbox",
+        "labels": {LABEL: "1"},
+        # With stdin open (and not detached) the SDK also sets StdinOnce: the end of input on
+        # the attach connection closes the program's stdin.
+        "stdin_open": interactive,
+        "tty": False,
+    }
+    file_bytes = settings.max_file_mb * _MIB
+    host_config: dict[str, Any] = {
+        "network_mode": "bridge" if settings.network else "none",
+        "mem_limit": settings.memory_mb * _MIB,
+        "memswap_limit": settings.memory_mb * _MIB,  # the same: no swap on top
+        "nano_cpus": round(settings.cpus * 1e9),
+        "pids_limit": settings.pids_limit,
+        "read_only": settings.read_only,
+        "privileged": False,
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges"],
+        "ipc_mode": "private",
+        # The work dir is an anonymous volume (removed with the container): the archive API
+        # reaches volumes before start and after exit, where it never sees a tmpfs.
+        "mounts": [Mount(target=WORK_DIR, source=None, type="volume")],
+        "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={settings.memory_mb}m"},  # noqa: S108 - in the container
+        # Podman replaces all its default limits by ours and its own defaults (a million open
+        # files and processes, more than many hosts allow): name every limit it would set.
+        "ulimits": [
+            Ulimit(name="fsize", soft=file_bytes, hard=file_bytes),
+            Ulimit(name="nofile", soft=_NOFILE, hard=_NOFILE),
+            Ulimit(name="nproc", soft=_NPROC, hard=_NPROC),
+            Ulimit(name="core", soft=0, hard=0),
+        ],
+        # Output reaches us over the attach stream; the engine keeps no log of it on its disk.
+        "log_config": LogConfig(type="none"),
+    }
+    return config, host_config
+
+
+def program_env(extra: Mapping[str, str]) -> dict[str, str]:
+    """``HOME``, ``LANG`` and the caller's variables; the image supplies ``PATH``."""
+    env = {"HOME": WORK_DIR, "LANG": "C.UTF-8"}
+    for key, value in extra.items():
+        if not key or "=" in key or "\x00" in key or "\x00" in value:
+            raise SandboxError(f"invalid environment variable {key!r}")
+        env[key] = value
+    return env
+
+
+def _owner(user: str | None) -> tuple[int, int] | None:
+    """``(uid, gid)`` of a numeric ``"uid:gid"`` user, else ``None`` (files writable by all)."""
+    if user is None:
+        return None
+    uid, _, gid = user.partition(":")
+    if uid.isdigit() and gid.isdigit():
+        return int(uid), int(gid)
+    return None
+
+
+class DockerSandbox:
+    """Runs code in a fresh container per execution, on any Docker-API engine (Docker, Podman).
+
+    Each run creates a container from ``image`` with no network (``network_mode="none"``),
+    memory (no swap), CPU and process limits, a read-only root file system, every capability
+    dropped, ``no-new-privileges``, a non-root user (``user``, default ``"65534:65534"``), a
+    private ``/tmp`` (tmpfs) and a work directory ``/sandbox`` holding ``files``; what the
+    program writes to ``/sandbox/out`` comes back as artifacts. The container and its work
+    directory are removed after every run, also on timeout, errors and cancellation.
+
+    ``base_url`` is the engine (``"unix:///run/podman/podman.sock"``, ``"tcp://host:2376"``);
+    ``None`` reads ``DOCKER_HOST`` and the other ``DOCKER_*`` variables, like the docker CLI.
+    The image is never pulled: it must be on the engine. Languages: ``"python"``
+    (``python3``), ``"shell"`` (``sh``), ``"bash"`` and ``"javascript"`` (``node``), when the
+    image has the interpreter.
+
+    Example::
+
+        async with DockerSandbox("python:3.12-slim", timeout_s=10) as sandbox:
+            result = await sandbox.execute("print(6 * 7)")
+            assert result.stdout == "42\\n"
+    """
+
+    def __init__(
+        self,
+        image: str,
+        *,
+        memory_mb: int = 512,
+        cpus: float = 1.0,
+        pids_limit: int = 128,
+        network: bool = False,
+        timeout_s: float = 30,
+        read_only: bool = True,
+        base_url: str | None = None,
+        max_output_bytes: int = 1_000_000,
+        max_artifact_bytes: int = 10_000_000,
+        max_file_mb: int = 64,
+        user: str | None = DEFAULT_USER,
+        languages: Iterable[str] | None = None,
+    ) -> None:
+        for name, value in (
+            ("memory_mb", memory_mb),
+            ("cpus", cpus),
+            ("pids_limit", pids_limit),
+            ("timeout_s", timeout_s),
+            ("max_output_bytes", max_output_bytes),
+            ("max_file_mb", max_file_mb),
+        ):
+            if value <= 0:
+                raise ValueError(f"{name} must be positive, got {value!r}")
+        if max_artifact_bytes < 0:
+            raise ValueError(f"max_artifact_bytes must be >= 0, got {max_artifact_bytes!r}")
+        if not image:
+            raise ValueError("image must name an image on the engine")
+        self.image = image
+        self.memory_mb = memory_mb
+        self.cpus = cpus
+        self.pids_limit = pids_limit
+        self.network = network
+        self.timeout_s = float(timeout_s)
+        self.read_only = read_only
+        self.base_url = base_url
+        self.max_output_bytes = max_output_bytes
+        self.max_artifact_bytes = max_artifact_bytes
+        self.max_file_mb = max_file_mb
+        self.user = user
+        self._allowed_languages = canonical_languages(languages) & set(_PROGRAMS)
+        self._api: EngineAPI | None = None
+        self._running: set[ContainerProgram] = set()
+        self._removals: set[asyncio.Task[None]] = set()
+        self._stopped = False
+
+    @property
+    def settings(self) -> ContainerSettings:
+        """The container settings of every run."""
+        return ContainerSettings(
+            image=self.image,
+            memory_mb=self.memory_mb,
+            cpus=self.cpus,
+            pids_limit=self.pids_limit,
+            network=self.network,
+            read_only=self.read_only,
+            user=self.user,
+            max_file_mb=self.max_file_mb,
+        )
+
+    # -- Sandbox --------------------------------------------------------------------------------
+
+    async def execute(
+        self,
+        code: str,
+        *,
+        language: str = "python",
+        timeout_s: float | None = None,
+        files: Mapping[str, str | bytes] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> ExecutionResult:
+        """Run ``code`` in a new container to its end (or its timeout) and return what it did.
+
+        A failing, timed-out or too talkative program is a result, not an error; SandboxError is
+        for what cannot run at all (unknown language, a file name leaving the work dir, an image
+        without the interpreter), SandboxNotReadyError for a missing engine or image.
+        """
+        async with self._run(
+            code, language=language, timeout_s=timeout_s, files=files, env=env, interactive=False
+        ) as program:
+            return await program.wait()
+
+    def start(
+        self,
+        code: str,
+        *,
+        language: str = "python",
+        timeout_s: float | None = None,
+        files: Mapping[str, str | bytes] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> AbstractAsyncContextManager[SandboxProcess]:
+        """Start ``code`` and talk to it while it runs; leaving the block removes the container.
+
+        Example::
+
+            async with sandbox.start("print(input().upper())") as process:
+                await process.write(b"hello\\n")
+                line = await process.readline(limit=1024)  # b"HELLO\\n"
+                result = await process.wait()
+        """
+        return self._run(
+            code, language=language, timeout_s=timeout_s, files=files, env=env, interactive=True
+        )
+
+    async def is_ready(self) -> bool:
+        """True when the engine answers and has the image."""
+        try:
+            api = await self._client()
+            await asyncio.to_thread(api.ping)
+            await asyncio.to_thread(api.inspect_image, self.image)
+        except (SandboxError, DockerException, OSError):
+            return False
+        return True
+
+    async def stop(self) -> None:
+        """Remove every container still running; further runs raise SandboxNotReadyError."""
+        self._stopped = True
+        await asyncio.gather(*(program.close() for program in list(self._running)))
+        if self._removals:
+            await asyncio.gather(*list(self._removals), return_exceptions=True)
+        if self._api is not None:
+            api, self._api = self._api, None
+            api.close()
+
+    async def __aenter__(self) -> Self:
+        self._stopped = False
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    # -- one run --------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _run(
+        self,
+        code: str,
+        *,
+        language: str,
+        timeout_s: float | None,
+        files: Mapping[str, str | bytes] | None,
+        env: Mapping[str, str] | None,
+        interactive: bool,
+    ) -> AsyncGenerator[ContainerProgram]:
+        plan = self._plan(
+            code,
+            language=self._language(language),
+            timeout_s=timeout_s,
+            files=files or {},
+            env=env or {},
+            interactive=interactive,
+        )
+        api = await self._client()
+        program = await ContainerProgram.launch(api, plan, self._track_removal)
+        self._running.add(program)
+        try:
+            yield program
+        finally:
+            self._running.discard(program)
+            await program.close()
+
+    def _language(self, language: str) -> str:
+        name = canonical_language(language)
+        if name not in self._allowed_languages:
+            allowed = ", ".join(sorted(self._allowed_languages))
+            raise SandboxError(f"language {name!r} is not available in DockerSandbox ({allowed})")
+        return name
+
+    def _plan(
+        self,
+        code: str,
+        *,
+        language: str,
+        timeout_s: float | None,
+        files: Mapping[str, str | bytes],
+        env: Mapping[str, str],
+        interactive: bool,
+    ) -> ContainerPlan:
+        timeout = self.timeout_s if timeout_s is None else float(timeout_s)
+        if not timeout > 0:
+            raise SandboxError(f"timeout_s must be positive, got {timeout_s!r}")
+        file_name, _command = _PROGRAMS[language]
+        for name in files:
+            if safe_relative_path(name).parts == (file_name,):
+                raise SandboxError(f"file name {name!r} is reserved for the {language} program")
+        config, host_config = container_settings(
+            self.settings, language=language, env=env, interactive=interactive
+        )
+        return ContainerPlan(
+            name=f"agentic-sandbox-{uuid.uuid4().hex[:16]}",
+            config=config,
+            host_config=host_config,
+            work_dir=WORK_DIR,
+            files_archive=input_archive({**files, file_name: code}, owner=_owner(self.user)),
+            timeout_s=timeout,
+            max_output_bytes=self.max_output_bytes,
+            max_artifact_bytes=self.max_artifact_bytes,
+            memory_mb=self.memory_mb,
+            interactive=interactive,
+            language=language,
+        )
+
+    def _track_removal(self, removal: asyncio.Task[None]) -> None:
+        self._removals.add(removal)
+        removal.add_done_callback(self._removals.discard)
+
+    # -- the engine -----------------------------------------------------------------------------
+
+    async def _client(self) -> EngineAPI:
+        if self._stopped:
+            raise SandboxNotReadyError("this DockerSandbox was stopped; create a new one")
+        if self._api is None:
+            # Two first runs at once both connect: the second client is closed, no lock needed.
+            api = await asyncio.to_thread(connect, self.base_url, self.image)
+            if self._api is None:
+                self._api = api
+            else:
+                api.close()
+        return self._api

@@ -1,0 +1,258 @@
+"""Attacks on DockerSandbox: each must fail inside the container and leave the host intact.
+
+The same list as ProcessSandbox's (test_isolation.py), plus the out-of-memory kill, against a
+real engine (Podman serving the Docker API, ``podman_engine``). The ``docker_sandbox`` fixture
+also checks that no container is left after each test.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agentic_sandbox import DockerSandbox
+from tests.fixtures.podman import PodmanEngine
+
+# The same programs as test_isolation.py.
+FORK_UNTIL_REFUSED = """
+import os, time
+children = 0
+try:
+    while True:
+        if os.fork() == 0:
+            time.sleep(600)
+            os._exit(0)
+        children += 1
+except OSError as exc:
+    print(children, type(exc).__name__, flush=True)
+"""
+
+DAEMONIZE = """
+import os, time
+ready_read, ready_write = os.pipe()
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:  # the daemon: its own session, re-parented, no link to the program
+        for fd in (0, 1, 2):
+            os.close(fd)
+        os.write(ready_write, b"up")
+        time.sleep(600)
+    os._exit(0)
+print(os.read(ready_read, 2).decode(), flush=True)  # the daemon runs before the program ends
+"""
+
+
+def host_can_still_fork() -> bool:
+    return subprocess.run(["true"], check=False).returncode == 0
+
+
+def connect_code(port: int) -> str:
+    return (
+        "import socket\n"
+        f"with socket.create_connection(('127.0.0.1', {port}), timeout=3) as s:\n"
+        "    print(s.recv(4).decode())\n"
+    )
+
+
+# -- resource exhaustion ------------------------------------------------------------------------
+
+
+async def test_a_fork_bomb_is_bounded_and_leaves_no_process(
+    docker_sandbox: DockerSandbox,
+    marker_env: dict[str, str],
+    leftover_processes: Callable[[], list[int]],
+) -> None:
+    result = await docker_sandbox.execute(FORK_UNTIL_REFUSED, env=marker_env)
+    children, error = result.stdout.split()
+    assert error == "BlockingIOError"  # EAGAIN from the pids cgroup
+    assert int(children) < docker_sandbox.pids_limit
+    assert leftover_processes() == []
+    assert host_can_still_fork()
+
+
+async def test_a_shell_fork_bomb_is_stopped_by_the_timeout(
+    shell_docker_sandbox: DockerSandbox,
+    marker_env: dict[str, str],
+    leftover_processes: Callable[[], list[int]],
+) -> None:
+    result = await shell_docker_sandbox.execute(
+        "b() { b | b & }; b; sleep 600", language="sh", env=marker_env, timeout_s=2
+    )
+    assert result.timed_out
+    assert leftover_processes() == []
+    assert host_can_still_fork()
+
+
+async def test_a_memory_hog_is_killed_as_out_of_memory(docker_sandbox: DockerSandbox) -> None:
+    code = "chunks = []\nwhile True:\n    chunks.append(bytearray(16 * 1024 * 1024))"
+    result = await docker_sandbox.execute(code)
+    assert result.exit_code == 137
+    assert "out of memory" in result.stderr
+    assert not result.timed_out
+
+
+async def test_an_infinite_loop_times_out_and_its_container_is_removed(
+    docker_sandbox: DockerSandbox,
+    podman_engine: PodmanEngine,
+    marker_env: dict[str, str],
+    leftover_processes: Callable[[], list[int]],
+) -> None:
+    code = (
+        "import subprocess\n"
+        "subprocess.Popen(['sh', '-c', 'while :; do :; done'])\n"
+        "subprocess.Popen(['sleep', '600'], start_new_session=True)\n"
+        "while True:\n    pass\n"
+    )
+    result = await docker_sandbox.execute(code, env=marker_env, timeout_s=1)
+    assert result.timed_out
+    assert result.exit_code == 137
+    assert result.duration_s < 5
+    assert "out of memory" not in result.stderr
+    assert podman_engine.sandbox_containers() == []
+    assert leftover_processes() == []
+
+
+async def test_a_hundred_megabytes_of_output_are_cut(docker_sandbox: DockerSandbox) -> None:
+    code = "import sys\nfor _ in range(100):\n    sys.stdout.write('x' * 1_000_000)\n"
+    result = await docker_sandbox.execute(code, timeout_s=30)
+    assert result.truncated
+    assert not result.timed_out  # killed at the limit, not at the deadline
+    assert len(result.stdout) == docker_sandbox.max_output_bytes
+    assert result.exit_code == 137
+
+
+async def test_endless_stderr_from_shell_is_cut(shell_docker_sandbox: DockerSandbox) -> None:
+    result = await shell_docker_sandbox.execute("yes error >&2", language="sh", timeout_s=30)
+    assert result.truncated
+    assert not result.timed_out
+    assert len(result.stderr) == shell_docker_sandbox.max_output_bytes
+
+
+async def test_a_huge_file_is_stopped_at_the_file_size_limit(
+    podman_engine: PodmanEngine,
+) -> None:
+    async with DockerSandbox(
+        podman_engine.shell_image, base_url=podman_engine.base_url, max_file_mb=1
+    ) as box:
+        result = await box.execute("head -c 5000000 /dev/zero > big.bin; echo $?", language="sh")
+    assert result.stdout.strip() != "0"  # SIGXFSZ killed head
+
+
+# -- network --------------------------------------------------------------------------------------
+
+
+async def test_no_network_cannot_reach_a_server_on_the_host(
+    docker_sandbox: DockerSandbox, tcp_server: int
+) -> None:
+    result = await docker_sandbox.execute(connect_code(tcp_server))
+    assert result.exit_code == 1
+    assert "pong" not in result.stdout
+    assert "Error" in result.stderr  # ConnectionRefusedError / Network is unreachable
+
+
+async def test_no_network_has_only_a_loopback_interface(
+    shell_docker_sandbox: DockerSandbox,
+) -> None:
+    result = await shell_docker_sandbox.execute("ls /sys/class/net", language="sh")
+    assert result.stdout.split() == ["lo"]
+
+
+# -- file system ----------------------------------------------------------------------------------
+
+
+async def test_host_files_cannot_be_read(docker_sandbox: DockerSandbox, outside_dir: Path) -> None:
+    secret = outside_dir / "secret.txt"
+    code = (
+        "import pathlib\n"
+        f"for path in [{str(secret)!r}, {__file__!r}, '/etc/shadow', '/root/.bashrc']:\n"
+        "    try:\n"
+        "        print(path, pathlib.Path(path).read_text()[:20])\n"
+        "    except OSError as exc:\n"
+        "        print(path, type(exc).__name__)\n"
+    )
+    result = await docker_sandbox.execute(code)
+    assert "TOP-SECRET" not in result.stdout
+    assert f"{secret} FileNotFoundError" in result.stdout
+    assert f"{__file__} FileNotFoundError" in result.stdout
+    assert "/etc/shadow PermissionError" in result.stdout  # the image's, unreadable to uid 65534
+
+
+async def test_writes_outside_the_work_dir_do_not_reach_the_host(
+    docker_sandbox: DockerSandbox, outside_dir: Path
+) -> None:
+    targets = [outside_dir / "pwned", Path("/usr/pwned"), Path("/etc/pwned"), Path("/pwned")]
+    host_tmp = Path(tempfile.gettempdir()) / f"pwned-{os.getpid()}"
+    code = (
+        "import pathlib\n"
+        f"for path in {[str(t) for t in [*targets, host_tmp]]!r}:\n"
+        "    try:\n"
+        "        pathlib.Path(path).write_text('x')\n"
+        "        print(path, 'written')\n"
+        "    except OSError as exc:\n"
+        "        print(path, type(exc).__name__)\n"
+    )
+    result = await docker_sandbox.execute(code)
+    for target in targets:
+        assert f"{target} written" not in result.stdout
+        assert not target.exists()
+    assert f"{host_tmp} written" in result.stdout  # the container's own /tmp (a tmpfs)...
+    assert not host_tmp.exists()  # ...not the host's
+    assert sorted(p.name for p in outside_dir.iterdir()) == ["secret.txt"]
+
+
+async def test_the_program_runs_unprivileged(docker_sandbox: DockerSandbox) -> None:
+    code = "import os\nprint('uid', os.getuid())\nprint(open('/proc/self/status').read())\n"
+    result = await docker_sandbox.execute(code)
+    lines = result.stdout.splitlines()
+    capabilities = {
+        line.split()[0]: int(line.split()[1], 16) for line in lines if line.startswith("Cap")
+    }
+    assert lines[0] == "uid 65534"
+    assert capabilities["CapEff:"] == capabilities["CapPrm:"] == capabilities["CapBnd:"] == 0
+    assert "NoNewPrivs:\t1" in lines
+
+
+# -- environment and processes --------------------------------------------------------------------
+
+
+async def test_the_parents_secrets_are_not_visible(
+    docker_sandbox: DockerSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-for-the-sandbox")
+    code = (
+        "import os, pathlib\n"
+        "print(sorted(os.environ))\n"
+        "for environ in pathlib.Path('/proc').glob('[0-9]*/environ'):\n"
+        "    try:\n"
+        "        if b'sk-test' in environ.read_bytes():\n"
+        "            print('LEAK', environ)\n"
+        "    except OSError:\n"
+        "        pass\n"
+    )
+    result = await docker_sandbox.execute(code, env={"MINE": "1"})
+    assert "sk-test" not in result.stdout
+    assert "LEAK" not in result.stdout
+    assert "OPENAI_API_KEY" not in result.stdout
+    assert "'MINE'" in result.stdout.splitlines()[0]
+
+
+async def test_the_host_processes_are_invisible(docker_sandbox: DockerSandbox) -> None:
+    result = await docker_sandbox.execute(
+        "import os\nprint(sorted(p for p in os.listdir('/proc') if p.isdigit()))"
+    )
+    assert result.stdout == "['1']\n"  # a fresh PID namespace: the program is its init
+
+
+async def test_a_daemonized_child_does_not_survive(
+    docker_sandbox: DockerSandbox,
+    marker_env: dict[str, str],
+    leftover_processes: Callable[[], list[int]],
+) -> None:
+    result = await docker_sandbox.execute(DAEMONIZE, env=marker_env)
+    assert result.stdout == "up\n", result.stderr
+    assert leftover_processes() == []
