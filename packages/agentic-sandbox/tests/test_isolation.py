@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from agentic_sandbox import ProcessSandbox
+from tests.fixtures.servers import missing_service
 
 FORK_UNTIL_REFUSED = """
 import os, time
@@ -164,7 +165,7 @@ async def test_no_network_cannot_reach_a_server_on_the_host(
 
 async def test_network_true_reaches_the_server(tmp_path: Path, tcp_server: int) -> None:
     if shutil.which("bwrap") is None:
-        pytest.skip("covered by the bwrap tests")
+        missing_service("bwrap is not installed (apt-get install bubblewrap)")
     async with ProcessSandbox(workdir=tmp_path, network=True, use_bwrap=True) as box:
         result = await box.execute(connect_code(tcp_server))
     assert result.stdout == "pong\n", result.stderr
