@@ -8,7 +8,6 @@ also checks that no container is left after each test.
 from __future__ import annotations
 
 import os
-import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -17,47 +16,12 @@ import pytest
 
 from agentic_sandbox import DockerSandbox
 from tests.fixtures.podman import PodmanEngine
-
-# The same programs as test_isolation.py.
-FORK_UNTIL_REFUSED = """
-import os, time
-children = 0
-try:
-    while True:
-        if os.fork() == 0:
-            time.sleep(600)
-            os._exit(0)
-        children += 1
-except OSError as exc:
-    print(children, type(exc).__name__, flush=True)
-"""
-
-DAEMONIZE = """
-import os, time
-ready_read, ready_write = os.pipe()
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:  # the daemon: its own session, re-parented, no link to the program
-        for fd in (0, 1, 2):
-            os.close(fd)
-        os.write(ready_write, b"up")
-        time.sleep(600)
-    os._exit(0)
-print(os.read(ready_read, 2).decode(), flush=True)  # the daemon runs before the program ends
-"""
-
-
-def host_can_still_fork() -> bool:
-    return subprocess.run(["true"], check=False).returncode == 0
-
-
-def connect_code(port: int) -> str:
-    return (
-        "import socket\n"
-        f"with socket.create_connection(('127.0.0.1', {port}), timeout=3) as s:\n"
-        "    print(s.recv(4).decode())\n"
-    )
-
+from tests.fixtures.sandbox_attacks import (
+    DAEMONIZE,
+    FORK_UNTIL_REFUSED,
+    connect_code,
+    host_can_still_fork,
+)
 
 # -- resource exhaustion ------------------------------------------------------------------------
 
