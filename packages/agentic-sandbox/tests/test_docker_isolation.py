@@ -119,6 +119,41 @@ async def test_no_network_cannot_reach_a_server_on_the_host(
     assert "Error" in result.stderr  # ConnectionRefusedError / Network is unreachable
 
 
+async def test_no_network_cannot_reach_a_container_that_network_true_reaches(
+    podman_engine: PodmanEngine, docker_sandbox: DockerSandbox, bridge_server: tuple[str, int]
+) -> None:
+    address, port = bridge_server
+    connected = DockerSandbox(
+        podman_engine.python_image, base_url=podman_engine.base_url, network=True, timeout_s=10
+    )
+    async with connected:
+        reached = await connected.execute(connect_code(port, address))
+    assert (reached.exit_code, reached.stdout, reached.stderr) == (0, "pong\n", "")
+
+    refused = await docker_sandbox.execute(connect_code(port, address))
+    assert refused.exit_code == 1
+    assert "pong" not in refused.stdout
+    assert "OSError" in refused.stderr  # Network is unreachable
+    assert podman_engine.sandbox_containers() == []
+
+
+async def test_network_true_has_an_interface_on_the_engine_bridge(
+    podman_engine: PodmanEngine,
+) -> None:
+    async with DockerSandbox(
+        podman_engine.shell_image, base_url=podman_engine.base_url, network=True
+    ) as box:
+        result = await box.execute("ls /sys/class/net; ip route", language="sh")
+    assert result.stdout.split()[:2] == ["eth0", "lo"]
+    assert "default via" in result.stdout
+
+
+def test_the_engine_network_is_not_the_host_network(podman_engine: PodmanEngine) -> None:
+    # The bridge and netavark's firewall rules live in the engine's own network namespace.
+    ours = str(Path("/proc/self/ns/net").readlink())
+    assert podman_engine.network_namespace() not in (None, ours)
+
+
 async def test_no_network_has_only_a_loopback_interface(
     shell_docker_sandbox: DockerSandbox,
 ) -> None:

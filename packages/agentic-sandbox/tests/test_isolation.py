@@ -7,6 +7,7 @@ The ``sandbox`` fixture requires bubblewrap (skipped without it, failed in CI); 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -56,6 +57,27 @@ async def test_a_memory_hog_gets_memory_error(sandbox: ProcessSandbox) -> None:
     assert result.exit_code == 1
     assert "MemoryError" in result.stderr
     assert not result.timed_out
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "const chunks = [];\nwhile (true) chunks.push(Buffer.alloc(16 * 1024 * 1024, 1));",
+        "const chunks = [];\nwhile (true) chunks.push(new Array(1e6).fill(1.5));",
+    ],
+    ids=["buffers", "heap"],
+)
+async def test_a_node_memory_hog_is_stopped(node_24_on_path: Path, code: str) -> None:
+    # Node gets a looser data limit than memory_mb (V8's code range); the hog must still stop.
+    if shutil.which("bwrap") is None:
+        missing_service("bwrap not found: install bubblewrap (apt-get install bubblewrap)")
+    async with ProcessSandbox(timeout_s=20, memory_mb=256, use_bwrap=True) as box:
+        result = await box.execute(code, language="js")
+    assert result.exit_code != 0
+    assert not result.timed_out
+    assert re.search(r"out of memory|RangeError|bad_alloc|heap limit", result.stderr, re.I), (
+        result.stderr[-500:]
+    )
 
 
 async def test_a_single_huge_allocation_fails(sandbox: ProcessSandbox) -> None:

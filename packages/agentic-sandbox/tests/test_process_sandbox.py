@@ -11,6 +11,7 @@ import pytest
 
 from agentic_core import InteractiveSandbox, Sandbox
 from agentic_sandbox import ProcessSandbox, SandboxError, SandboxNotReadyError
+from tests.fixtures.servers import missing_service
 
 
 def test_process_sandbox_implements_the_core_protocols() -> None:
@@ -77,6 +78,25 @@ async def test_typescript_runs_where_node_strips_types_else_names_the_node_it_ne
     else:
         with pytest.raises(SandboxError):
             await sandbox.execute(code, language="typescript")
+
+
+@pytest.mark.parametrize(
+    ("language", "code", "expected"),
+    [
+        ("ts", "interface Pair { a: number; b: number }\n"
+               "const p: Pair = { a: 20, b: 22 };\nconsole.log(p.a + p.b);", "42\n"),
+        ("js", "console.log(process.version.split('.')[0])", "v24\n"),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("use_bwrap", [True, False], ids=["bwrap", "unshare"])
+async def test_node_24_runs_typescript_and_javascript(
+    node_24_on_path: Path, use_bwrap: bool, language: str, code: str, expected: str
+) -> None:
+    if use_bwrap and shutil.which("bwrap") is None:
+        missing_service("bwrap not found: install bubblewrap (apt-get install bubblewrap)")
+    async with ProcessSandbox(timeout_s=10, memory_mb=256, use_bwrap=use_bwrap) as box:
+        result = await box.execute(code, language=language)
+    assert (result.exit_code, result.stdout, result.stderr) == (0, expected, "")
 
 
 async def _node_strips_types() -> bool:

@@ -41,8 +41,12 @@ _ALIASES = {
 # V8 reserves about 800 MiB of address space at start (code range, heap cages) that it never
 # backs with memory, so under a plain RLIMIT_AS of 512 MiB Node cannot even start. Node gets
 # this much more address space; its real memory stays bounded by RLIMIT_DATA and the V8 heap
-# limit (--max-old-space-size), both set to memory_mb.
+# limit (--max-old-space-size=memory_mb).
 NODE_RESERVED_ADDRESS_SPACE_MB = 1024
+# Newer V8 (Node 24) reserves its 512 MiB code range readable, writable and executable, which
+# Linux counts against RLIMIT_DATA although it is never filled: Node 24 dies at start
+# (std::bad_alloc) below about 570 MiB of RLIMIT_DATA. Node's data limit gets this much more.
+NODE_RESERVED_DATA_MB = 640
 _PROBE_TIMEOUT_S = 10.0
 _SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 
@@ -60,6 +64,9 @@ class Language:
     path_dirs: tuple[str, ...] = ()
     """Prepended to ``PATH``, so ``python3`` in shell code is the sandbox's interpreter."""
     extra_address_space_mb: int = 0
+    """Added to ``memory_mb`` for RLIMIT_AS: address space reserved but never backed."""
+    extra_data_mb: int = 0
+    """Added to ``memory_mb`` for RLIMIT_DATA: writable reservations the runtime never fills."""
 
 
 def canonical_language(name: str) -> str:
@@ -166,6 +173,7 @@ async def node_languages(*, for_other_user: bool) -> tuple[Language | str, Langu
         bind_dirs=(str(prefix),) if _outside_usr(prefix) else (),
         path_dirs=(str(node.parent),),
         extra_address_space_mb=NODE_RESERVED_ADDRESS_SPACE_MB,
+        extra_data_mb=NODE_RESERVED_DATA_MB,
     )
     strip_types = ("--experimental-strip-types", "--disable-warning=ExperimentalWarning")
     if not await _node_accepts(str(node), strip_types):

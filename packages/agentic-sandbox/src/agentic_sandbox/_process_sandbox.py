@@ -354,7 +354,7 @@ class ProcessSandbox:
     def _limits_argv(self, setup: _Setup, language: Language, timeout: float) -> list[str]:
         limits = Limits(
             address_space_bytes=(self.memory_mb + language.extra_address_space_mb) * _MIB,
-            data_bytes=self.memory_mb * _MIB,
+            data_bytes=(self.memory_mb + language.extra_data_mb) * _MIB,
             cpu_s=self.cpu_s if self.cpu_s is not None else math.ceil(timeout) + 1,
             file_bytes=self.max_file_mb * _MIB,
             open_files=self.max_open_files,
