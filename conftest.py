@@ -1,3 +1,10 @@
 """Root conftest: registers the workspace's shared fixture plugins for every test directory."""
 
-pytest_plugins = ["tests.fixtures.servers", "tests.fixtures.llm", "tests.fixtures.podman"]
+# Order matters: a plugin imported by a later one must be registered first (assertion rewriting).
+pytest_plugins = [
+    "tests.fixtures.servers",
+    "tests.fixtures.llm",
+    "tests.fixtures.podman",
+    "tests.fixtures.dockerd",
+    "tests.fixtures.engines",
+]

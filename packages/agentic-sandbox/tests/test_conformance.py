@@ -1,5 +1,5 @@
 """Both sandboxes pass core's Sandbox conformance suite (ProcessSandbox in its default jail,
-DockerSandbox on the Podman test engine)."""
+DockerSandbox on the Podman and the Docker Engine test engines)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from agentic_core.protocols import Sandbox
 from agentic_core.testing.conformance import InteractiveSandboxConformance
 from agentic_sandbox import DockerSandbox, ProcessSandbox
-from tests.fixtures.podman import PodmanEngine
+from tests.fixtures.engines import ContainerEngine
 
 
 class TestProcessSandbox(InteractiveSandboxConformance):
@@ -26,12 +26,12 @@ class TestDockerSandbox(InteractiveSandboxConformance):
     max_output_bytes = 200_000
 
     @pytest.fixture
-    async def sandbox(self, podman_engine: PodmanEngine) -> AsyncIterator[Sandbox]:
+    async def sandbox(self, container_engine: ContainerEngine) -> AsyncIterator[Sandbox]:
         async with DockerSandbox(
-            podman_engine.python_image,
-            base_url=podman_engine.base_url,
+            container_engine.python_image,
+            base_url=container_engine.base_url,
             max_output_bytes=self.max_output_bytes,
             timeout_s=20,
         ) as box:
             yield box
-        assert podman_engine.sandbox_containers() == []
+        assert container_engine.sandbox_containers() == []

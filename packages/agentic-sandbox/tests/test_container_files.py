@@ -37,26 +37,34 @@ def chunks(data: bytes, size: int = 1000) -> Iterator[bytes]:
 
 
 def test_the_input_archive_holds_the_files_owned_by_the_program_user() -> None:
-    data = input_archive({"data/in.txt": "text", "raw.bin": b"\x00"}, owner=(65534, 65534))
+    data = input_archive(
+        {"data/in.txt": "text", "raw.bin": b"\x00"}, owner=(65534, 65534), directory="work"
+    )
     with tarfile.open(fileobj=io.BytesIO(data)) as archive:
         members = {m.name: m for m in archive.getmembers()}
-        assert sorted(members) == [".", "data", "data/in.txt", "out", "raw.bin"]
+        assert sorted(members) == [
+            "work",
+            "work/data",
+            "work/data/in.txt",
+            "work/out",
+            "work/raw.bin",
+        ]
         assert {(m.uid, m.gid) for m in members.values()} == {(65534, 65534)}
-        assert members["."].mode == 0o755
-        extracted = archive.extractfile(members["data/in.txt"])
+        assert members["work"].mode == 0o755  # an entry of its own: Docker skips "." entries
+        extracted = archive.extractfile(members["work/data/in.txt"])
         assert extracted is not None
         assert extracted.read() == b"text"
 
 
 def test_without_a_known_user_everything_is_writable_by_all() -> None:
-    data = input_archive({"f.txt": "x"}, owner=None)
+    data = input_archive({"f.txt": "x"}, owner=None, directory="work")
     with tarfile.open(fileobj=io.BytesIO(data)) as archive:
         modes = {m.name: m.mode for m in archive.getmembers()}
-    assert modes == {".": 0o777, "out": 0o777, "f.txt": 0o666}
+    assert modes == {"work": 0o777, "work/out": 0o777, "work/f.txt": 0o666}
 
 
 def test_the_input_archive_ends_right_after_its_end_blocks() -> None:
-    data = input_archive({"f.txt": "x"}, owner=None)
+    data = input_archive({"f.txt": "x"}, owner=None, directory="work")
     assert len(data) % tarfile.BLOCKSIZE == 0
     assert data.endswith(bytes(2 * tarfile.BLOCKSIZE))
     assert not data.endswith(bytes(3 * tarfile.BLOCKSIZE))  # no record padding (Podman EPIPE)
@@ -64,7 +72,7 @@ def test_the_input_archive_ends_right_after_its_end_blocks() -> None:
 
 def test_a_file_name_leaving_the_work_dir_is_refused() -> None:
     with pytest.raises(SandboxError, match="invalid file name"):
-        input_archive({"../escape.txt": "x"}, owner=None)
+        input_archive({"../escape.txt": "x"}, owner=None, directory="work")
 
 
 def test_artifacts_are_the_regular_files_under_out() -> None:

@@ -1,8 +1,8 @@
 """Attacks on DockerSandbox: each must fail inside the container and leave the host intact.
 
-The same list as ProcessSandbox's (test_isolation.py), plus the out-of-memory kill, against a
-real engine (Podman serving the Docker API, ``podman_engine``). The ``docker_sandbox`` fixture
-also checks that no container is left after each test.
+The same list as ProcessSandbox's (test_isolation.py), plus the out-of-memory kill, against a real
+engine: each runs on Podman's Docker API and on Docker Engine (``container_engine``). The
+``docker_sandbox`` fixture also checks that no container is left after each test.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agentic_sandbox import DockerSandbox
-from tests.fixtures.podman import PodmanEngine
+from tests.fixtures.engines import ContainerEngine
 from tests.fixtures.sandbox_attacks import (
     DAEMONIZE,
     FORK_UNTIL_REFUSED,
@@ -62,7 +62,7 @@ async def test_a_memory_hog_is_killed_as_out_of_memory(docker_sandbox: DockerSan
 
 async def test_an_infinite_loop_times_out_and_its_container_is_removed(
     docker_sandbox: DockerSandbox,
-    podman_engine: PodmanEngine,
+    container_engine: ContainerEngine,
     marker_env: dict[str, str],
     leftover_processes: Callable[[], list[int]],
 ) -> None:
@@ -77,7 +77,7 @@ async def test_an_infinite_loop_times_out_and_its_container_is_removed(
     assert result.exit_code == 137
     assert result.duration_s < 5
     assert "out of memory" not in result.stderr
-    assert podman_engine.sandbox_containers() == []
+    assert container_engine.sandbox_containers() == []
     assert leftover_processes() == []
 
 
@@ -98,10 +98,10 @@ async def test_endless_stderr_from_shell_is_cut(shell_docker_sandbox: DockerSand
 
 
 async def test_a_huge_file_is_stopped_at_the_file_size_limit(
-    podman_engine: PodmanEngine,
+    container_engine: ContainerEngine,
 ) -> None:
     async with DockerSandbox(
-        podman_engine.shell_image, base_url=podman_engine.base_url, max_file_mb=1
+        container_engine.shell_image, base_url=container_engine.base_url, max_file_mb=1
     ) as box:
         result = await box.execute("head -c 5000000 /dev/zero > big.bin; echo $?", language="sh")
     assert result.stdout.strip() != "0"  # SIGXFSZ killed head
@@ -120,11 +120,14 @@ async def test_no_network_cannot_reach_a_server_on_the_host(
 
 
 async def test_no_network_cannot_reach_a_container_that_network_true_reaches(
-    podman_engine: PodmanEngine, docker_sandbox: DockerSandbox, bridge_server: tuple[str, int]
+    container_engine: ContainerEngine, docker_sandbox: DockerSandbox, bridge_server: tuple[str, int]
 ) -> None:
     address, port = bridge_server
     connected = DockerSandbox(
-        podman_engine.python_image, base_url=podman_engine.base_url, network=True, timeout_s=10
+        container_engine.python_image,
+        base_url=container_engine.base_url,
+        network=True,
+        timeout_s=10,
     )
     async with connected:
         reached = await connected.execute(connect_code(port, address))
@@ -134,24 +137,24 @@ async def test_no_network_cannot_reach_a_container_that_network_true_reaches(
     assert refused.exit_code == 1
     assert "pong" not in refused.stdout
     assert "OSError" in refused.stderr  # Network is unreachable
-    assert podman_engine.sandbox_containers() == []
+    assert container_engine.sandbox_containers() == []
 
 
 async def test_network_true_has_an_interface_on_the_engine_bridge(
-    podman_engine: PodmanEngine,
+    container_engine: ContainerEngine,
 ) -> None:
     async with DockerSandbox(
-        podman_engine.shell_image, base_url=podman_engine.base_url, network=True
+        container_engine.shell_image, base_url=container_engine.base_url, network=True
     ) as box:
         result = await box.execute("ls /sys/class/net; ip route", language="sh")
     assert result.stdout.split()[:2] == ["eth0", "lo"]
     assert "default via" in result.stdout
 
 
-def test_the_engine_network_is_not_the_host_network(podman_engine: PodmanEngine) -> None:
+def test_the_engine_network_is_not_the_host_network(container_engine: ContainerEngine) -> None:
     # The bridge and netavark's firewall rules live in the engine's own network namespace.
     ours = str(Path("/proc/self/ns/net").readlink())
-    assert podman_engine.network_namespace() not in (None, ours)
+    assert container_engine.network_namespace() not in (None, ours)
 
 
 async def test_no_network_has_only_a_loopback_interface(

@@ -1,8 +1,8 @@
 """DockerSandbox: its container settings, running programs on a real engine, its lifecycle.
 
-The engine is Podman serving the Docker API (``podman_engine``, tests/fixtures/podman.py);
-without it these tests skip, unless ``AGENTIC_REQUIRE_SERVICES=1``. The attacks are in
-``test_docker_isolation.py``.
+Each engine test runs on Podman's Docker API and on Docker Engine (``container_engine``,
+tests/fixtures/engines.py); without them these tests skip, unless ``AGENTIC_REQUIRE_SERVICES=1``.
+The attacks are in ``test_docker_isolation.py``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,14 @@ import pytest
 
 from agentic_core import InteractiveSandbox, Sandbox, SandboxProcess
 from agentic_sandbox import DockerSandbox, SandboxError, SandboxNotReadyError
-from agentic_sandbox._docker_sandbox import LABEL, WORK_DIR, ContainerSettings, container_settings
-from tests.fixtures.podman import PodmanEngine
+from agentic_sandbox._docker_sandbox import (
+    LABEL,
+    VOLUME_DIR,
+    WORK_DIR,
+    ContainerSettings,
+    container_settings,
+)
+from tests.fixtures.engines import ContainerEngine
 
 SETTINGS = ContainerSettings(
     image="example:1",
@@ -54,7 +60,7 @@ def test_containers_are_isolated_by_default() -> None:
     assert host["cap_drop"] == ["ALL"]
     assert host["security_opt"] == ["no-new-privileges"]
     assert host["tmpfs"] == {"/tmp": "rw,nosuid,nodev,size=256m"}
-    assert [(m["Target"], m["Type"]) for m in host["mounts"]] == [(WORK_DIR, "volume")]
+    assert [(m["Target"], m["Type"]) for m in host["mounts"]] == [(VOLUME_DIR, "volume")]
     assert {u["Name"]: u["Hard"] for u in host["ulimits"]}["fsize"] == 8 * 1024 * 1024
 
 
@@ -118,6 +124,14 @@ async def test_python_runs_with_files_in_and_artifacts_out(docker_sandbox: Docke
     assert [(a.path, a.content) for a in result.artifacts] == [("sub/report.txt", b"done")]
 
 
+async def test_the_program_owns_its_work_directory(shell_docker_sandbox: DockerSandbox) -> None:
+    # Docker Engine leaves a new volume's root to root: the work dir must be the user's anyway.
+    code = 'echo note > note.txt && echo "$HOME" && stat -c "%u:%g %a" . && cat note.txt'
+    result = await shell_docker_sandbox.execute(code, language="sh")
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout.split("\n")[:3] == [WORK_DIR, "65534:65534 755", "note"]
+
+
 async def test_a_symbolic_link_in_out_is_not_followed(docker_sandbox: DockerSandbox) -> None:
     code = "import os\nos.symlink('/etc/passwd', 'out/passwd')\nos.symlink('/', 'out/root')"
     result = await docker_sandbox.execute(code)
@@ -125,9 +139,9 @@ async def test_a_symbolic_link_in_out_is_not_followed(docker_sandbox: DockerSand
     assert result.artifacts == []
 
 
-async def test_artifacts_past_the_limit_are_left_out(podman_engine: PodmanEngine) -> None:
+async def test_artifacts_past_the_limit_are_left_out(container_engine: ContainerEngine) -> None:
     async with DockerSandbox(
-        podman_engine.python_image, base_url=podman_engine.base_url, max_artifact_bytes=1000
+        container_engine.python_image, base_url=container_engine.base_url, max_artifact_bytes=1000
     ) as box:
         code = (
             "open('out/small.txt', 'w').write('x' * 10)\n"
@@ -152,22 +166,24 @@ async def test_an_image_without_the_interpreter_is_a_sandbox_error(
         await shell_docker_sandbox.execute("print(1)")
 
 
-async def test_a_missing_image_is_not_ready(podman_engine: PodmanEngine) -> None:
-    async with DockerSandbox("localhost/no-such-image:0", base_url=podman_engine.base_url) as box:
+async def test_a_missing_image_is_not_ready(container_engine: ContainerEngine) -> None:
+    async with DockerSandbox(
+        "localhost/no-such-image:0", base_url=container_engine.base_url
+    ) as box:
         assert not await box.is_ready()
         with pytest.raises(SandboxNotReadyError, match="never pulls"):
             await box.execute("print(1)")
 
 
 async def test_read_only_false_lets_the_program_write_the_root(
-    podman_engine: PodmanEngine,
+    container_engine: ContainerEngine,
 ) -> None:
     async with DockerSandbox(
-        podman_engine.shell_image, base_url=podman_engine.base_url, read_only=False, user=None
+        container_engine.shell_image, base_url=container_engine.base_url, read_only=False, user=None
     ) as box:
         result = await box.execute("echo x > /etc/written && cat /etc/written", language="sh")
     assert result.stdout == "x\n", result.stderr
-    assert podman_engine.sandbox_containers() == []
+    assert container_engine.sandbox_containers() == []
 
 
 # -- talking to a running program ---------------------------------------------------------------
@@ -218,31 +234,31 @@ async def test_writing_after_the_end_is_a_sandbox_error(docker_sandbox: DockerSa
 
 
 async def test_leaving_the_block_removes_a_running_container(
-    docker_sandbox: DockerSandbox, podman_engine: PodmanEngine
+    docker_sandbox: DockerSandbox, container_engine: ContainerEngine
 ) -> None:
     async with docker_sandbox.start("import time\ntime.sleep(600)"):
-        assert len(podman_engine.sandbox_containers()) == 1
-    assert podman_engine.sandbox_containers() == []
+        assert len(container_engine.sandbox_containers()) == 1
+    assert container_engine.sandbox_containers() == []
 
 
 async def test_a_cancelled_run_removes_its_container(
-    docker_sandbox: DockerSandbox, podman_engine: PodmanEngine
+    docker_sandbox: DockerSandbox, container_engine: ContainerEngine
 ) -> None:
     run = asyncio.ensure_future(docker_sandbox.execute("import time\ntime.sleep(600)"))
     deadline = time.monotonic() + 20
-    while not podman_engine.sandbox_containers() and time.monotonic() < deadline:  # noqa: ASYNC110
+    while not container_engine.sandbox_containers() and time.monotonic() < deadline:  # noqa: ASYNC110
         await asyncio.sleep(0.1)
     run.cancel()
     with pytest.raises(asyncio.CancelledError):
         await run
-    assert podman_engine.sandbox_containers() == []
+    assert container_engine.sandbox_containers() == []
 
 
 @pytest.mark.parametrize("delay_s", [0.0, 0.02, 0.1])
 async def test_a_run_cancelled_while_launching_leaves_nothing_after_stop(
-    podman_engine: PodmanEngine, delay_s: float
+    container_engine: ContainerEngine, delay_s: float
 ) -> None:
-    box = DockerSandbox(podman_engine.python_image, base_url=podman_engine.base_url)
+    box = DockerSandbox(container_engine.python_image, base_url=container_engine.base_url)
     assert await box.is_ready()  # connected: the cancellation hits the launch itself
     run = asyncio.ensure_future(box.execute("import time\ntime.sleep(600)"))
     await asyncio.sleep(delay_s)
@@ -250,17 +266,17 @@ async def test_a_run_cancelled_while_launching_leaves_nothing_after_stop(
     with pytest.raises(asyncio.CancelledError):
         await run
     await box.stop()
-    assert podman_engine.sandbox_containers() == []
+    assert container_engine.sandbox_containers() == []
 
 
 async def test_stop_removes_running_containers_and_refuses_new_runs(
-    podman_engine: PodmanEngine,
+    container_engine: ContainerEngine,
 ) -> None:
-    box = DockerSandbox(podman_engine.python_image, base_url=podman_engine.base_url)
+    box = DockerSandbox(container_engine.python_image, base_url=container_engine.base_url)
     session = box.start("import time\ntime.sleep(600)")
     await session.__aenter__()
     await box.stop()
-    assert podman_engine.sandbox_containers() == []
+    assert container_engine.sandbox_containers() == []
     await session.__aexit__(None, None, None)
     with pytest.raises(SandboxNotReadyError, match="stopped"):
         await box.execute("print(1)")

@@ -26,29 +26,35 @@ _ARCHIVE_SLACK_BYTES = 16 * 1024 * 1024
 """How much more than the artifact limit we read of ``out/``'s archive (headers, skipped files)."""
 
 
-def input_archive(files: Mapping[str, str | bytes], *, owner: tuple[int, int] | None) -> bytes:
-    """A tar of ``files`` (relative paths) to extract into the work directory.
+def input_archive(
+    files: Mapping[str, str | bytes], *, owner: tuple[int, int] | None, directory: str
+) -> bytes:
+    """A tar of the work directory ``directory`` holding ``files`` (relative paths) and ``out/``.
 
     ``owner``: the uid and gid that run the program, who must be able to write there; ``None``
-    (the image's own user, unknown here) makes everything writable by anyone instead.
+    (the image's own user, unknown here) makes everything writable by anyone instead. The work
+    directory is an entry of its own, extracted into the volume above it, because Docker never
+    applies the owner of an archive's root entry (``.``) to the directory it extracts into.
     """
     now = int(time.time())
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.GNU_FORMAT) as archive:
         directories: set[PurePosixPath] = set()
 
+        root = safe_relative_path(directory)
+
         def add_directory(path: PurePosixPath) -> None:
             if path in directories:
                 return
-            if path != PurePosixPath("."):
+            if path != root:
                 add_directory(path.parent)
             directories.add(path)
             archive.addfile(_entry(str(path), tarfile.DIRTYPE, owner, now))
 
-        add_directory(PurePosixPath("."))
-        add_directory(PurePosixPath("out"))
+        add_directory(root)
+        add_directory(root / "out")
         for name, content in files.items():
-            path = safe_relative_path(name)
+            path = root / safe_relative_path(name)
             add_directory(path.parent)
             data = content.encode() if isinstance(content, str) else content
             info = _entry(str(path), tarfile.REGTYPE, owner, now)

@@ -57,6 +57,8 @@ class ContainerPlan:
     """Keyword arguments of ``APIClient.create_container`` except ``host_config`` and ``name``."""
     host_config: dict[str, Any]
     """Keyword arguments of ``APIClient.create_host_config``."""
+    volume_dir: str
+    """Where ``files_archive`` is extracted (it holds the work directory)."""
     work_dir: str
     files_archive: bytes
     timeout_s: float
@@ -115,7 +117,7 @@ def _create_and_start(api: EngineAPI, plan: ContainerPlan) -> tuple[str, RawSock
     container_id = str(created["Id"])
     sock: RawSocket | None = None
     try:
-        api.put_archive(container_id, plan.work_dir, plan.files_archive)
+        api.put_archive(container_id, plan.volume_dir, plan.files_archive)
         params = {"stdin": int(plan.interactive), "stdout": 1, "stderr": 1, "stream": 1}
         try:
             # Podman prepares the container (and finds its interpreter) on attach, Docker on start.

@@ -10,14 +10,14 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncGenerator, Iterable, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any
 
 from docker.errors import DockerException
 from docker.types import LogConfig, Mount, Ulimit
 
-from agentic_core import ExecutionResult, SandboxProcess
+from agentic_sandbox._base import SandboxBase
 from agentic_sandbox._container_files import input_archive
 from agentic_sandbox._container_run import ContainerPlan, ContainerProgram
 from agentic_sandbox._engine import EngineAPI, connect
@@ -32,7 +32,15 @@ from agentic_sandbox._languages import (
 )
 from agentic_sandbox._workdir import safe_relative_path
 
-WORK_DIR = "/sandbox"
+VOLUME_DIR = "/sandbox"
+"""Where each run's anonymous volume is mounted."""
+WORK_DIR = f"{VOLUME_DIR}/work"
+"""The program's work directory (cwd and ``HOME``), a directory of the volume.
+
+Not the volume's root: Docker leaves a new volume's root owned by root (unless the image has
+that directory), and never applies an archive's owner to the directory it extracts into, so
+the program's user could not write there. The archive creates ``work/`` owned by that user.
+"""
 DEFAULT_USER = "65534:65534"
 LABEL = "agentic-sandbox"
 """Every container we create carries this label (value ``"1"``), so leftovers can be found."""
@@ -100,7 +108,7 @@ def container_settings(
         "ipc_mode": "private",
         # The work dir is an anonymous volume (removed with the container): the archive API
         # reaches volumes before start and after exit, where it never sees a tmpfs.
-        "mounts": [Mount(target=WORK_DIR, source=None, type="volume")],
+        "mounts": [Mount(target=VOLUME_DIR, source=None, type="volume")],
         "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={settings.memory_mb}m"},  # noqa: S108 - in the container
         # Podman replaces all its default limits by ours and its own defaults (a million open
         # files and processes, more than many hosts allow): name every limit it would set.
@@ -136,14 +144,14 @@ def _owner(user: str | None) -> tuple[int, int] | None:
     return None
 
 
-class DockerSandbox:
+class DockerSandbox(SandboxBase):
     """Runs code in a fresh container per execution, on any Docker-API engine (Docker, Podman).
 
     Each run creates a container from ``image`` with no network (``network_mode="none"``),
     memory (no swap), CPU and process limits, a read-only root file system, every capability
     dropped, ``no-new-privileges``, a non-root user (``user``, default ``"65534:65534"``), a
-    private ``/tmp`` (tmpfs) and a work directory ``/sandbox`` holding ``files``; what the
-    program writes to ``/sandbox/out`` comes back as artifacts. The container and its work
+    private ``/tmp`` (tmpfs) and a work directory ``/sandbox/work`` holding ``files``; what the
+    program writes to ``/sandbox/work/out`` comes back as artifacts. The container and its work
     directory are removed after every run, also on timeout, errors and cancellation.
 
     ``base_url`` is the engine (``"unix:///run/podman/podman.sock"``, ``"tcp://host:2376"``);
@@ -224,48 +232,6 @@ class DockerSandbox:
 
     # -- Sandbox --------------------------------------------------------------------------------
 
-    async def execute(
-        self,
-        code: str,
-        *,
-        language: str = "python",
-        timeout_s: float | None = None,
-        files: Mapping[str, str | bytes] | None = None,
-        env: Mapping[str, str] | None = None,
-    ) -> ExecutionResult:
-        """Run ``code`` in a new container to its end (or its timeout) and return what it did.
-
-        A failing, timed-out or too talkative program is a result, not an error; SandboxError is
-        for what cannot run at all (unknown language, a file name leaving the work dir, an image
-        without the interpreter), SandboxNotReadyError for a missing engine or image.
-        """
-        async with self._run(
-            code, language=language, timeout_s=timeout_s, files=files, env=env, interactive=False
-        ) as program:
-            return await program.wait()
-
-    def start(
-        self,
-        code: str,
-        *,
-        language: str = "python",
-        timeout_s: float | None = None,
-        files: Mapping[str, str | bytes] | None = None,
-        env: Mapping[str, str] | None = None,
-    ) -> AbstractAsyncContextManager[SandboxProcess]:
-        """Start ``code`` and talk to it while it runs; leaving the block removes the container.
-
-        Example::
-
-            async with sandbox.start("print(input().upper())") as process:
-                await process.write(b"hello\\n")
-                line = await process.readline(limit=1024)  # b"HELLO\\n"
-                result = await process.wait()
-        """
-        return self._run(
-            code, language=language, timeout_s=timeout_s, files=files, env=env, interactive=True
-        )
-
     async def is_ready(self) -> bool:
         """True when the engine answers and has the image."""
         try:
@@ -286,17 +252,10 @@ class DockerSandbox:
             api, self._api = self._api, None
             api.close()
 
-    async def __aenter__(self) -> Self:
-        self._stopped = False
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.stop()
-
     # -- one run --------------------------------------------------------------------------------
 
     @asynccontextmanager
-    async def _run(
+    async def _program(
         self,
         code: str,
         *,
@@ -354,8 +313,13 @@ class DockerSandbox:
             name=f"agentic-sandbox-{uuid.uuid4().hex[:16]}",
             config=config,
             host_config=host_config,
+            volume_dir=VOLUME_DIR,
             work_dir=WORK_DIR,
-            files_archive=input_archive({**files, file_name: code}, owner=_owner(self.user)),
+            files_archive=input_archive(
+                {**files, file_name: code},
+                owner=_owner(self.user),
+                directory=WORK_DIR.removeprefix(f"{VOLUME_DIR}/"),
+            ),
             timeout_s=timeout,
             max_output_bytes=self.max_output_bytes,
             max_artifact_bytes=self.max_artifact_bytes,

@@ -14,12 +14,11 @@ import shutil
 import sys
 import tempfile
 from collections.abc import AsyncGenerator, Iterable, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Self
 
-from agentic_core import ExecutionResult, SandboxProcess
+from agentic_sandbox._base import SandboxBase
 from agentic_sandbox._errors import SandboxError, SandboxNotReadyError
 from agentic_sandbox._isolation import (
     SANDBOX_GID,
@@ -61,7 +60,7 @@ class _Setup:
     bwrap_help: str
 
 
-class ProcessSandbox:
+class ProcessSandbox(SandboxBase):
     """Runs Python, shell and Node/TypeScript code in a jailed local process.
 
     Each run gets a fresh work directory (removed afterwards), a scrubbed environment (``PATH``,
@@ -137,47 +136,6 @@ class ProcessSandbox:
 
     # -- Sandbox --------------------------------------------------------------------------------
 
-    async def execute(
-        self,
-        code: str,
-        *,
-        language: str = "python",
-        timeout_s: float | None = None,
-        files: Mapping[str, str | bytes] | None = None,
-        env: Mapping[str, str] | None = None,
-    ) -> ExecutionResult:
-        """Run ``code`` to its end (or its timeout) and return what it did.
-
-        A failing, timed-out or too talkative program is a result, not an error; SandboxError is
-        for what cannot run at all (unknown language, a file name leaving the work dir).
-        """
-        async with self._session(
-            code, language=language, timeout_s=timeout_s, files=files, env=env, interactive=False
-        ) as program:
-            return await program.wait()
-
-    def start(
-        self,
-        code: str,
-        *,
-        language: str = "python",
-        timeout_s: float | None = None,
-        files: Mapping[str, str | bytes] | None = None,
-        env: Mapping[str, str] | None = None,
-    ) -> AbstractAsyncContextManager[SandboxProcess]:
-        """Start ``code`` and talk to it while it runs; leaving the block kills what is left.
-
-        Example::
-
-            async with sandbox.start("print(input().upper())") as process:
-                await process.write(b"hello\\n")
-                line = await process.readline(limit=1024)  # b"HELLO\\n"
-                result = await process.wait()
-        """
-        return self._session(
-            code, language=language, timeout_s=timeout_s, files=files, env=env, interactive=True
-        )
-
     async def is_ready(self) -> bool:
         """True when code can run here now, with the isolation this sandbox promises."""
         try:
@@ -191,17 +149,10 @@ class ProcessSandbox:
         self._stopped = True
         await asyncio.gather(*(program.kill() for program in list(self._running)))
 
-    async def __aenter__(self) -> Self:
-        self._stopped = False
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.stop()
-
     # -- one run --------------------------------------------------------------------------------
 
     @asynccontextmanager
-    async def _session(
+    async def _program(
         self,
         code: str,
         *,
