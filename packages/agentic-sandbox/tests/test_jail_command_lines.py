@@ -72,18 +72,35 @@ def test_bwrap_binds_the_system_read_only_and_only_the_work_dir_writable() -> No
     assert ("/tmp/run/etc/passwd", "/etc/passwd") in pairs(argv, "--ro-bind")
     assert pairs(argv, "--bind") == [("/tmp/run/work", SANDBOX_WORKDIR)]
     assert ("/etc/shadow", "/etc/shadow") not in pairs(argv, "--ro-bind-try")
-    assert argv[argv.index("--tmpfs") - 2 : argv.index("--tmpfs") + 2] == [
+    assert argv[argv.index("--tmpfs") - 4 : argv.index("--tmpfs") + 2] == [
         "--size",
         "1024",
+        "--perms",
+        "1777",
         "--tmpfs",
         "/tmp",
     ]
 
 
+def test_bwrap_binds_an_interpreter_under_tmp_after_the_private_tmp() -> None:
+    # Mounted before the tmpfs, a checkout or virtualenv under /tmp would be hidden by it.
+    argv = bwrap_argv(options(read_only_dirs=("/tmp/clone/.venv/nodejs",)))
+    tmpfs = argv.index("--tmpfs")
+    bind = argv.index("/tmp/clone/.venv/nodejs")
+    assert argv[bind - 1] == "--ro-bind"
+    assert tmpfs < bind
+    assert created_dirs(argv) == ["/etc", "/tmp/clone", "/tmp/clone/.venv"]  # never /tmp
+    assert argv.index("--dir") > tmpfs
+
+
 def test_bwrap_creates_mount_point_parents_world_searchable() -> None:
     argv = bwrap_argv(options(read_only_dirs=("/root/.pyenv/versions/3.11.7",)))
-    created = [argv[i + 3] for i, arg in enumerate(argv) if arg == "--perms"]
-    assert created == ["/etc", "/root", "/root/.pyenv", "/root/.pyenv/versions"]
+    assert created_dirs(argv) == ["/etc", "/root", "/root/.pyenv", "/root/.pyenv/versions"]
+
+
+def created_dirs(argv: list[str]) -> list[str]:
+    """The directories bwrap is told to create (``--perms MODE --dir PATH``)."""
+    return [argv[i + 1] for i, arg in enumerate(argv) if arg == "--dir"]
 
 
 def test_setpriv_drops_to_nobody_with_no_capabilities() -> None:

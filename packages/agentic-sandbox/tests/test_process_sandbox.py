@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -97,6 +99,27 @@ async def test_node_24_runs_typescript_and_javascript(
     async with ProcessSandbox(timeout_s=10, memory_mb=256, use_bwrap=use_bwrap) as box:
         result = await box.execute(code, language=language)
     assert (result.exit_code, result.stdout, result.stderr) == (0, expected, "")
+
+
+async def test_an_interpreter_installed_under_tmp_runs_in_the_jail(
+    node_24_on_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The jail's /tmp is private: an interpreter living under the host's /tmp (a checkout or
+    # virtualenv there) must be bound into it, not hidden by it.
+    with tempfile.TemporaryDirectory(dir="/tmp") as host_tmp:
+        bin_dir = Path(host_tmp) / "node" / "bin"
+        bin_dir.mkdir(parents=True)
+        Path(host_tmp).chmod(0o755)
+        shutil.copy2(node_24_on_path / "node", bin_dir / "node")
+        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+        async with ProcessSandbox(timeout_s=10, memory_mb=256, use_bwrap=True) as box:
+            result = await box.execute(
+                "require('fs').writeFileSync('/tmp/scratch', 'x');"
+                "console.log(process.execPath, require('fs').readFileSync('/tmp/scratch', 'utf8'))",
+                language="js",
+            )
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == f"{bin_dir / 'node'} x\n"
 
 
 async def _node_strips_types() -> bool:

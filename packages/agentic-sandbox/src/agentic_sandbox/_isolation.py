@@ -171,6 +171,12 @@ def bwrap_argv(options: BwrapOptions) -> list[str]:
             argv += ["--symlink", str(path.readlink()), str(path)]
         elif path.is_dir():
             argv += ["--ro-bind", str(path), str(path)]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    # The private /tmp comes before the binds below: an interpreter installed under /tmp (a
+    # checkout or virtualenv there) is bound into it instead of being hidden by it.
+    if options.tmp_bytes is not None:
+        argv += ["--size", str(options.tmp_bytes)]
+    argv += ["--perms", "1777", "--tmpfs", "/tmp"]  # noqa: S108 - the jail's own /tmp
     # bwrap run by root creates missing parents of a mount point with mode 0700, which the
     # program's uid could not cross: create them world-searchable first.
     argv += _parent_dirs(["/etc/x", *options.read_only_dirs])
@@ -186,12 +192,11 @@ def bwrap_argv(options: BwrapOptions) -> list[str]:
         argv += ["--ro-bind", str(options.etc_dir / name), f"/etc/{name}"]
     for path in options.read_only_dirs:
         argv += ["--ro-bind", path, path]
-    argv += ["--proc", "/proc", "--dev", "/dev"]
-    if options.tmp_bytes is not None:
-        argv += ["--size", str(options.tmp_bytes)]
-    argv += ["--tmpfs", "/tmp"]  # noqa: S108 - the jail's own /tmp, a fresh tmpfs
     argv += ["--bind", str(options.work_dir), SANDBOX_WORKDIR, "--chdir", SANDBOX_WORKDIR, "--"]
     return argv
+
+
+_EXISTING_DIRS = frozenset(map(Path, ("/", "/tmp")))  # noqa: S108 - already in the jail
 
 
 def _parent_dirs(paths: Sequence[str]) -> list[str]:
@@ -199,7 +204,7 @@ def _parent_dirs(paths: Sequence[str]) -> list[str]:
     parents: dict[str, None] = {}
     for path in paths:
         for parent in reversed(Path(path).parents):
-            if parent != Path("/") and not parent.is_relative_to("/usr"):
+            if parent not in _EXISTING_DIRS and not parent.is_relative_to("/usr"):
                 parents[str(parent)] = None
     argv: list[str] = []
     for parent in parents:
