@@ -18,9 +18,16 @@ import pytest
 from agentic_sandbox import ProcessSandbox
 from tests.fixtures.sandbox_attacks import (
     DAEMONIZE,
+    ENVIRONMENT_AND_LEAKS,
     FORK_UNTIL_REFUSED,
+    PRIVILEGES,
+    PROCESS_IDS,
+    RUNAWAY_TREE,
+    SECRET,
     connect_code,
     host_can_still_fork,
+    read_each_code,
+    write_each_code,
 )
 from tests.fixtures.servers import missing_service
 
@@ -90,12 +97,7 @@ async def test_an_infinite_loop_is_killed_with_its_whole_tree(
     marker_env: dict[str, str],
     leftover_processes: Callable[[], list[int]],
 ) -> None:
-    code = (
-        "import subprocess\n"
-        "subprocess.Popen(['sh', '-c', 'while :; do :; done'])\n"
-        "subprocess.Popen(['sleep', '600'], start_new_session=True)\n"
-        "while True:\n    pass\n"
-    )
+    code = RUNAWAY_TREE
     result = await sandbox.execute(code, env=marker_env, timeout_s=1)
     assert result.timed_out
     assert result.exit_code == 137
@@ -174,14 +176,7 @@ async def test_files_outside_the_work_dir_cannot_be_read(
     sandbox: ProcessSandbox, outside_dir: Path
 ) -> None:
     secret = outside_dir / "secret.txt"
-    code = (
-        "import pathlib\n"
-        f"for path in [{str(secret)!r}, {__file__!r}, '/etc/shadow', '/root/.bashrc']:\n"
-        "    try:\n"
-        "        print(path, pathlib.Path(path).read_text()[:20])\n"
-        "    except OSError as exc:\n"
-        "        print(path, type(exc).__name__)\n"
-    )
+    code = read_each_code([str(secret), __file__, "/etc/shadow", "/root/.bashrc"])
     result = await sandbox.execute(code)
     assert "TOP-SECRET" not in result.stdout
     assert f"{secret} FileNotFoundError" in result.stdout
@@ -194,15 +189,7 @@ async def test_writes_outside_the_work_dir_do_not_reach_the_host(
 ) -> None:
     targets = [outside_dir / "pwned", Path("/usr/pwned"), Path("/etc/pwned"), Path("/pwned")]
     host_tmp = Path(tempfile.gettempdir()) / f"pwned-{os.getpid()}"
-    code = (
-        "import pathlib\n"
-        f"for path in {[str(t) for t in [*targets, host_tmp]]!r}:\n"
-        "    try:\n"
-        "        pathlib.Path(path).write_text('x')\n"
-        "        print(path, 'written')\n"
-        "    except OSError as exc:\n"
-        "        print(path, type(exc).__name__)\n"
-    )
+    code = write_each_code([str(t) for t in [*targets, host_tmp]])
     result = await sandbox.execute(code)
     for target in targets:
         assert f"{target} written" not in result.stdout
@@ -219,7 +206,7 @@ async def test_the_interpreter_is_read_only(sandbox: ProcessSandbox) -> None:
 
 
 async def test_the_program_runs_unprivileged(sandbox: ProcessSandbox) -> None:
-    code = "import os\nprint('uid', os.getuid())\nprint(open('/proc/self/status').read())\n"
+    code = PRIVILEGES
     result = await sandbox.execute(code)
     lines = result.stdout.splitlines()
     capabilities = [line.split() for line in lines if line.startswith("Cap")]
@@ -236,17 +223,8 @@ async def test_the_program_runs_unprivileged(sandbox: ProcessSandbox) -> None:
 async def test_the_parents_secrets_are_not_visible(
     sandbox: ProcessSandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-for-the-sandbox")
-    code = (
-        "import os, pathlib\n"
-        "print(sorted(os.environ))\n"
-        "for environ in pathlib.Path('/proc').glob('[0-9]*/environ'):\n"
-        "    try:\n"
-        "        if b'sk-test' in environ.read_bytes():\n"
-        "            print('LEAK', environ)\n"
-        "    except OSError:\n"
-        "        pass\n"
-    )
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    code = ENVIRONMENT_AND_LEAKS
     result = await sandbox.execute(code, env={"MINE": "1"})
     assert "sk-test" not in result.stdout
     assert "LEAK" not in result.stdout
@@ -254,9 +232,7 @@ async def test_the_parents_secrets_are_not_visible(
 
 
 async def test_the_host_processes_are_invisible(sandbox: ProcessSandbox) -> None:
-    result = await sandbox.execute(
-        "import os\nprint(sorted(p for p in os.listdir('/proc') if p.isdigit()))"
-    )
+    result = await sandbox.execute(PROCESS_IDS)
     assert result.stdout == "['1', '2']\n"  # a fresh PID namespace: bwrap's init and the program
 
 
@@ -283,6 +259,6 @@ async def test_a_daemonized_child_does_not_survive_the_unshare_fallback(
 async def test_the_unshare_fallback_scrubs_the_environment(
     unshare_sandbox: ProcessSandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-for-the-sandbox")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     result = await unshare_sandbox.execute("import os\nprint(sorted(os.environ))")
     assert result.stdout == "['HOME', 'LANG', 'PATH']\n"
