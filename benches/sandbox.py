@@ -107,9 +107,7 @@ async def docker_sandbox_samples(rounds: int, base_url: str, image: str) -> Meas
         return await sandbox_samples(sandbox, rounds)
 
 
-def start_test_engine(
-    engine: str,
-) -> tuple[str, str, Callable[[], None]] | str:
+def start_test_engine(engine: str) -> tuple[str, str, Callable[[], None]] | str:
     """One of the tests' private engines: (base_url, image, stop) or why it cannot start."""
     sys.path.insert(0, str(REPO_ROOT))
     from tests.fixtures.dockerd import DockerdSetupError, start_dockerd_engine

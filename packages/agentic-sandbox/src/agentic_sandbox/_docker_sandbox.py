@@ -34,7 +34,8 @@ from agentic_sandbox._workdir import safe_relative_path
 
 VOLUME_DIR = "/sandbox"
 """Where each run's anonymous volume is mounted."""
-WORK_DIR = f"{VOLUME_DIR}/work"
+_WORK_SUBDIR = "work"
+WORK_DIR = f"{VOLUME_DIR}/{_WORK_SUBDIR}"
 """The program's work directory (cwd and ``HOME``), a directory of the volume.
 
 Not the volume's root: Docker leaves a new volume's root owned by root (unless the image has
@@ -106,7 +107,7 @@ def container_settings(
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],
         "ipc_mode": "private",
-        # The work dir is an anonymous volume (removed with the container): the archive API
+        # The work dir lives on an anonymous volume (removed with the container): the archive API
         # reaches volumes before start and after exit, where it never sees a tmpfs.
         "mounts": [Mount(target=VOLUME_DIR, source=None, type="volume")],
         "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={settings.memory_mb}m"},  # noqa: S108 - in the container
@@ -318,7 +319,7 @@ class DockerSandbox(SandboxBase):
             files_archive=input_archive(
                 {**files, file_name: code},
                 owner=_owner(self.user),
-                directory=WORK_DIR.removeprefix(f"{VOLUME_DIR}/"),
+                directory=_WORK_SUBDIR,
             ),
             timeout_s=timeout,
             max_output_bytes=self.max_output_bytes,
