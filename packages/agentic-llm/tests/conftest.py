@@ -1,7 +1,9 @@
 """Fixtures of the agentic-llm tests: no real sleeping between retries, a mocked OpenAI client.
 
 Every HTTP test goes through respx's ``respx_mock`` fixture, which fails any request that no
-route matches: no test reaches the network.
+route matches: no test reaches the network. The helpers the provider client tests share live in
+``tests/fixtures/llm_http.py``; its asserts are rewritten like a test's, so a failing check shows
+its values.
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ import pytest
 
 from agentic_llm import OpenAIChatClient
 from agentic_llm._http import _client as http_client_module
+
+# Before any test module imports it (conftest files load first).
+pytest.register_assert_rewrite("tests.fixtures.llm_http")
 
 API_KEY = "sk-test-0123456789abcdefSECRET"
 BASE_URL = "https://api.openai.com/v1"

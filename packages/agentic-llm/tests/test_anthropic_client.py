@@ -7,16 +7,14 @@ a stream (``message_start`` ... ``message_stop``, ``ping``, ``error``), and
 
 from __future__ import annotations
 
-import asyncio
 import json
 import pickle
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
 import respx
-import structlog
 from pydantic import BaseModel
 
 from agentic_core import (
@@ -24,7 +22,6 @@ from agentic_core import (
     ChatMessage,
     ChatOptions,
     ChatResponse,
-    ChatResponseUpdate,
     FinishReason,
     FunctionCallContent,
     UsageDetails,
@@ -36,10 +33,31 @@ from agentic_llm import (
     ContextLengthError,
     InvalidRequestError,
     LLMError,
-    LLMTimeoutError,
     PermissionDeniedError,
     ProviderError,
     RateLimitError,
+)
+from tests.fixtures.llm_http import (
+    assert_a_body_that_is_not_json,
+    assert_a_dropped_connection_is_a_provider_error,
+    assert_a_garbage_event_is_a_provider_error,
+    assert_a_stream_error_hides_the_key,
+    assert_an_empty_stream_is_a_provider_error,
+    assert_cancelling_a_streaming_task_closes_it,
+    assert_errors_and_logs_hide_the_key,
+    assert_health_check_logs_hide_the_key,
+    assert_leaving_a_stream_early_closes_it,
+    assert_read_timeout_is_not_retried,
+    client_error_not_retried,
+    collect,
+    generate_after_failures,
+    health_check_failure_reason,
+    rate_limited_after_the_retries,
+    sent,
+    shown_by,
+    sse_response,
+    streamed_text_after_failures,
+    updates_before_the_error,
 )
 
 URL = "https://api.anthropic.com/v1/messages"
@@ -198,46 +216,14 @@ def text_stream(*pieces: str, stop_reason: str = "end_turn") -> bytes:
     )
 
 
-def sse_response(body: bytes, *, piece: int | None = None) -> httpx.Response:
-    """A streamed response; ``piece`` splits the bytes so events straddle network reads."""
-    if piece is None:
-        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
-    return httpx.Response(
-        200,
-        headers={"content-type": "text/event-stream"},
-        stream=ChunkedStream([body[i : i + piece] for i in range(0, len(body), piece)]),
-    )
-
-
-class ChunkedStream(httpx.AsyncByteStream):
-    """A response body sent in pieces, that records being closed (and may hang at the end)."""
-
-    def __init__(
-        self, pieces: Sequence[bytes], *, then: BaseException | None = None, hang: bool = False
-    ) -> None:
-        self.pieces = pieces
-        self.then = then
-        self.hang = hang
-        self.closed = False
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for piece in self.pieces:
-            yield piece
-        if self.then is not None:
-            raise self.then
-        if self.hang:
-            await asyncio.Event().wait()
-
-    async def aclose(self) -> None:
-        self.closed = True
-
-
-def sent(route: respx.Route, index: int = -1) -> dict[str, Any]:
-    return json.loads(route.calls[index].request.content)
-
-
-async def collect(stream: AsyncIterator[ChatResponseUpdate]) -> list[ChatResponseUpdate]:
-    return [update async for update in stream]
+STOP_REASONS = [
+    ("end_turn", FinishReason.STOP),
+    ("stop_sequence", FinishReason.STOP),
+    ("max_tokens", FinishReason.LENGTH),
+    ("refusal", FinishReason.CONTENT_FILTER),
+    ("pause_turn", FinishReason.STOP),
+]
+"""Each ``stop_reason`` of a message and the finish reason it maps to."""
 
 
 # --- generate ----------------------------------------------------------------------------------
@@ -334,16 +320,7 @@ async def test_multiple_tool_use_blocks(
     ]
 
 
-@pytest.mark.parametrize(
-    ("raw", "expected"),
-    [
-        ("end_turn", FinishReason.STOP),
-        ("stop_sequence", FinishReason.STOP),
-        ("max_tokens", FinishReason.LENGTH),
-        ("refusal", FinishReason.CONTENT_FILTER),
-        ("pause_turn", FinishReason.STOP),
-    ],
-)
+@pytest.mark.parametrize(("raw", "expected"), STOP_REASONS)
 async def test_each_stop_reason(
     raw: str, expected: FinishReason, claude: AnthropicChatClient, respx_mock: respx.MockRouter
 ) -> None:
@@ -476,16 +453,12 @@ async def test_client_errors_are_not_retried_and_carry_the_providers_message(
     respx_mock: respx.MockRouter,
     backoff_waits: list[float],
 ) -> None:
-    route = respx_mock.post(URL).respond(status, json=body)
-    with pytest.raises(error) as caught:
-        await claude.generate(HELLO)
-    assert type(caught.value) is error
-    assert route.call_count == 1
-    assert backoff_waits == []
-    assert caught.value.status == status
-    assert caught.value.provider == "anthropic"
-    assert body["error"]["message"] in str(caught.value)
-    assert "anthropic (https://api.anthropic.com)" in str(caught.value)
+    caught = await client_error_not_retried(
+        claude, respx_mock.post(URL), HELLO, status, body, error, backoff_waits
+    )
+    assert caught.provider == "anthropic"
+    assert body["error"]["message"] in str(caught)
+    assert "anthropic (https://api.anthropic.com)" in str(caught)
 
 
 async def test_401_names_the_key_variable(
@@ -506,36 +479,37 @@ async def test_429_is_retried_after_retry_after(
             "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"
         ),
     )
-    route = respx_mock.post(URL).mock(side_effect=[limited, httpx.Response(200, json=message())])
-    response = await claude.generate(HELLO)
+    response = await generate_after_failures(
+        claude, respx_mock.post(URL), HELLO, [limited], httpx.Response(200, json=message())
+    )
     assert response.text.startswith("Hi!")
-    assert route.call_count == 2
     assert backoff_waits == [2.0]
 
 
 async def test_429_after_the_retries_is_a_rate_limit_error(
     claude: AnthropicChatClient, respx_mock: respx.MockRouter, backoff_waits: list[float]
 ) -> None:
-    route = respx_mock.post(URL).respond(
-        429, headers={"retry-after": "34"}, json=error_body("rate_limit_error", "Rate limited")
-    )
-    with pytest.raises(RateLimitError) as caught:
-        await claude.generate(HELLO)
+    route = respx_mock.post(URL)
+    body = error_body("rate_limit_error", "Rate limited")
+    caught = await rate_limited_after_the_retries(claude, route, HELLO, retry_after="34", body=body)
     assert route.call_count == 4  # the first try and max_retries=3 retries
     assert backoff_waits == [30.0, 30.0, 30.0]  # Retry-After, capped at the 30 s maximum wait
-    assert caught.value.retry_after_s == 34.0
-    assert "Rate limited" in str(caught.value)
+    assert caught.retry_after_s == 34.0
+    assert "Rate limited" in str(caught)
 
 
 async def test_529_overloaded_is_retried(
     claude: AnthropicChatClient, respx_mock: respx.MockRouter, backoff_waits: list[float]
 ) -> None:
     overloaded = httpx.Response(529, json=error_body("overloaded_error", "Overloaded"))
-    route = respx_mock.post(URL).mock(
-        side_effect=[overloaded, overloaded, httpx.Response(200, json=message())]
+    response = await generate_after_failures(
+        claude,
+        respx_mock.post(URL),
+        HELLO,
+        [overloaded, overloaded],
+        httpx.Response(200, json=message()),
     )
-    assert (await claude.generate(HELLO)).text
-    assert route.call_count == 3
+    assert response.text
     assert len(backoff_waits) == 2
 
 
@@ -568,18 +542,15 @@ async def test_server_errors_after_the_retries_are_provider_errors(
 async def test_read_timeout_is_an_llm_timeout_error(
     claude: AnthropicChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    route = respx_mock.post(URL).mock(side_effect=httpx.ReadTimeout("timed out"))
-    with pytest.raises(LLMTimeoutError, match="timed out after 60 s waiting for the answer"):
-        await claude.generate(HELLO)
-    assert route.call_count == 1
+    await assert_read_timeout_is_not_retried(claude, respx_mock.post(URL), HELLO, timeout_s=60)
 
 
 async def test_a_body_that_is_not_json(
     claude: AnthropicChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    respx_mock.post(URL).respond(200, text="<html>gateway</html>")
-    with pytest.raises(ProviderError, match="not JSON"):
-        await claude.generate(HELLO)
+    await assert_a_body_that_is_not_json(
+        claude, respx_mock.post(URL), HELLO, text="<html>gateway</html>"
+    )
 
 
 async def test_a_json_body_that_is_not_a_message(
@@ -607,16 +578,7 @@ async def test_streamed_text_with_usage(
     assert sent(route)["stream"] is True
 
 
-@pytest.mark.parametrize(
-    ("raw", "expected"),
-    [
-        ("end_turn", FinishReason.STOP),
-        ("stop_sequence", FinishReason.STOP),
-        ("max_tokens", FinishReason.LENGTH),
-        ("refusal", FinishReason.CONTENT_FILTER),
-        ("pause_turn", FinishReason.STOP),
-    ],
-)
+@pytest.mark.parametrize(("raw", "expected"), STOP_REASONS)
 async def test_each_streamed_stop_reason(
     raw: str, expected: FinishReason, claude: AnthropicChatClient, respx_mock: respx.MockRouter
 ) -> None:
@@ -696,10 +658,9 @@ async def test_a_stream_cut_off_before_message_stop_is_a_provider_error(
         message_start(), text_start(0), text_delta(0, "Hello"), text_delta(0, " wor"), stop=False
     )
     respx_mock.post(URL).mock(return_value=sse_response(body))
-    received: list[ChatResponseUpdate] = []
-    with pytest.raises(ProviderError, match=r"without the terminal message_stop event.*incomplete"):
-        async for update in claude.generate_stream(HELLO):
-            received.append(update)  # noqa: PERF401 - the updates before the error are kept
+    received = await updates_before_the_error(
+        claude, HELLO, match=r"without the terminal message_stop event.*incomplete"
+    )
     assert [u.text for u in received] == ["Hello", " wor"]
 
 
@@ -722,22 +683,18 @@ async def test_a_stream_cut_off_after_message_delta_is_a_provider_error(
 async def test_an_empty_stream_is_a_provider_error(
     claude: AnthropicChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    respx_mock.post(URL).mock(return_value=sse_response(b""))
-    with pytest.raises(ProviderError, match="after 0 event"):
-        await collect(claude.generate_stream(HELLO))
+    await assert_an_empty_stream_is_a_provider_error(
+        claude, respx_mock.post(URL), HELLO, sse_response(b"")
+    )
 
 
 async def test_a_dropped_connection_mid_stream_is_a_provider_error(
     claude: AnthropicChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    stream = ChunkedStream(
-        [sse(message_start(), text_start(0), text_delta(0, "Hel"), stop=False)],
-        then=httpx.RemoteProtocolError("peer closed connection"),
+    first = sse(message_start(), text_start(0), text_delta(0, "Hel"), stop=False)
+    await assert_a_dropped_connection_is_a_provider_error(
+        claude, respx_mock.post(URL), HELLO, first
     )
-    respx_mock.post(URL).mock(return_value=httpx.Response(200, stream=stream))
-    with pytest.raises(ProviderError, match="cut off mid-way"):
-        await collect(claude.generate_stream(HELLO))
-    assert stream.closed
 
 
 async def test_a_garbage_event_is_a_provider_error(
@@ -749,9 +706,9 @@ async def test_a_garbage_event_is_a_provider_error(
         '{"type": "content_block_delta", "index": 0, "delta": {"ty',
         stop=False,
     )
-    respx_mock.post(URL).mock(return_value=sse_response(body))
-    with pytest.raises(ProviderError, match="malformed stream event"):
-        await collect(claude.generate_stream(HELLO))
+    await assert_a_garbage_event_is_a_provider_error(
+        claude, respx_mock.post(URL), HELLO, sse_response(body)
+    )
 
 
 async def test_an_event_that_is_not_an_object_is_a_provider_error(
@@ -799,10 +756,10 @@ async def test_stream_errors_before_the_body_are_retried(
     claude: AnthropicChatClient, respx_mock: respx.MockRouter, backoff_waits: list[float]
 ) -> None:
     overloaded = httpx.Response(529, json=error_body("overloaded_error", "Overloaded"))
-    route = respx_mock.post(URL).mock(side_effect=[overloaded, sse_response(text_stream("ok"))])
-    updates = await collect(claude.generate_stream(HELLO))
-    assert "".join(u.text for u in updates) == "ok"
-    assert route.call_count == 2
+    text = await streamed_text_after_failures(
+        claude, respx_mock.post(URL), HELLO, [overloaded], sse_response(text_stream("ok"))
+    )
+    assert text == "ok"
     assert len(backoff_waits) == 1
 
 
@@ -815,36 +772,17 @@ async def test_stream_auth_error(claude: AnthropicChatClient, respx_mock: respx.
 async def test_leaving_a_stream_early_closes_the_response(
     claude: AnthropicChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    stream = ChunkedStream(
-        [sse(message_start(), text_start(0), text_delta(0, "one"), stop=False)], hang=True
+    first = sse(message_start(), text_start(0), text_delta(0, "one"), stop=False)
+    await assert_leaving_a_stream_early_closes_it(
+        claude, respx_mock.post(URL), HELLO, first, first_text="one"
     )
-    respx_mock.post(URL).mock(return_value=httpx.Response(200, stream=stream))
-    updates = claude.generate_stream(HELLO)
-    first = await anext(updates)
-    assert first.text == "one"
-    await updates.aclose()  # type: ignore[attr-defined]
-    assert stream.closed
 
 
 async def test_cancelling_a_streaming_task_closes_the_response(
     claude: AnthropicChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    stream = ChunkedStream(
-        [sse(message_start(), text_start(0), text_delta(0, "one"), stop=False)], hang=True
-    )
-    respx_mock.post(URL).mock(return_value=httpx.Response(200, stream=stream))
-    first_seen = asyncio.Event()
-
-    async def consume() -> None:
-        async for _ in claude.generate_stream(HELLO):
-            first_seen.set()
-
-    task = asyncio.create_task(consume())
-    await asyncio.wait_for(first_seen.wait(), 5)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert stream.closed
+    first = sse(message_start(), text_start(0), text_delta(0, "one"), stop=False)
+    await assert_cancelling_a_streaming_task_closes_it(claude, respx_mock.post(URL), HELLO, first)
 
 
 # --- health check, configuration -----------------------------------------------------------------
@@ -882,11 +820,7 @@ async def test_health_check_failure_is_false_with_a_logged_reason(
     route = respx_mock.get(MODELS_URL).respond(
         529, json=error_body("overloaded_error", "Overloaded")
     )
-    with structlog.testing.capture_logs() as logs:
-        assert await claude.health_check() is False
-    assert route.call_count == 1
-    failure = next(entry for entry in logs if entry["event"] == "llm_health_check_failed")
-    assert "Overloaded" in failure["reason"]
+    assert "Overloaded" in await health_check_failure_reason(claude, route)
 
 
 def test_missing_key_names_the_variable() -> None:
@@ -939,28 +873,10 @@ def _echo_key_error(status: int) -> httpx.Response:
     )
 
 
-def _everything_shown(error: BaseException) -> str:
-    parts = [str(error), repr(error), repr(error.args), repr(vars(error))]
-    cause = error.__cause__
-    if cause is not None:
-        parts += [str(cause), repr(cause)]
-    return "\n".join(parts)
-
-
-def _shown_by(client: AnthropicChatClient) -> Iterator[str]:
-    yield from (
-        str(client),
-        repr(client),
-        repr(vars(client)),
-        repr(client._http),
-        repr(vars(client._http)),
-    )
-    yield repr(client._http._client.headers)
-
-
 def test_client_str_repr_and_default_headers_hide_the_key() -> None:
     client = AnthropicChatClient(MODEL, api_key=KEY)
-    assert all("SUPERSECRET" not in text for text in _shown_by(client))
+    shown = [*shown_by(client), repr(client._http._client.headers)]
+    assert all("SUPERSECRET" not in text for text in shown)
     with pytest.raises(TypeError):
         pickle.dumps(client)
 
@@ -971,13 +887,9 @@ async def test_errors_and_logs_never_contain_the_key(
 ) -> None:
     respx_mock.post(URL).mock(return_value=_echo_key_error(status))
     async with AnthropicChatClient(MODEL, api_key=KEY, max_retries=1) as client:
-        with structlog.testing.capture_logs() as logs, pytest.raises(LLMError) as caught:
-            await client.generate(HELLO)
-    assert logs
-    assert "SUPERSECRET" not in _everything_shown(caught.value)
-    assert "SUPERSECRET" not in caught.value.body
-    assert "SUPERSECRET" not in repr(logs)
-    assert "invalid x-api-key: **********" in str(caught.value)
+        await assert_errors_and_logs_hide_the_key(
+            client, HELLO, masked="invalid x-api-key: **********"
+        )
 
 
 async def test_stream_error_events_never_contain_the_key(respx_mock: respx.MockRouter) -> None:
@@ -988,10 +900,7 @@ async def test_stream_error_events_never_contain_the_key(respx_mock: respx.MockR
     )
     respx_mock.post(URL).mock(return_value=sse_response(body))
     async with AnthropicChatClient(MODEL, api_key=KEY) as client:
-        with pytest.raises(LLMError) as caught:
-            await collect(client.generate_stream(HELLO))
-    assert "SUPERSECRET" not in _everything_shown(caught.value)
-    assert "SUPERSECRET" not in caught.value.body
+        await assert_a_stream_error_hides_the_key(client, HELLO)
 
 
 async def test_malformed_stream_events_never_show_the_key(respx_mock: respx.MockRouter) -> None:
@@ -1007,10 +916,7 @@ async def test_malformed_stream_events_never_show_the_key(respx_mock: respx.Mock
 async def test_health_check_logs_never_contain_the_key(respx_mock: respx.MockRouter) -> None:
     respx_mock.get(MODELS_URL).mock(return_value=_echo_key_error(401))
     async with AnthropicChatClient(MODEL, api_key=KEY) as client:
-        with structlog.testing.capture_logs() as logs:
-            assert await client.health_check() is False
-    assert logs
-    assert "SUPERSECRET" not in repr(logs)
+        await assert_health_check_logs_hide_the_key(client)
 
 
 # --- a ChatAgent tool loop against the mocked endpoint -------------------------------------------

@@ -7,9 +7,8 @@ Payloads follow the Gemini API reference: ``GenerateContentResponse`` objects (o
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -22,7 +21,6 @@ from agentic_core import (
     ChatMessage,
     ChatOptions,
     ChatResponse,
-    ChatResponseUpdate,
     FinishReason,
     FunctionCallContent,
     UsageDetails,
@@ -35,10 +33,26 @@ from agentic_llm import (
     InvalidRequestError,
     LLMConnectionError,
     LLMError,
-    LLMTimeoutError,
     PermissionDeniedError,
     ProviderError,
-    RateLimitError,
+)
+from tests.fixtures.llm_http import (
+    assert_a_body_that_is_not_json,
+    assert_a_dropped_connection_is_a_provider_error,
+    assert_a_garbage_event_is_a_provider_error,
+    assert_a_stalled_stream_is_a_timeout,
+    assert_an_empty_stream_is_a_provider_error,
+    assert_leaving_a_stream_early_closes_it,
+    assert_read_timeout_is_not_retried,
+    client_error_not_retried,
+    collect,
+    generate_after_failures,
+    health_check_failure_reason,
+    rate_limited_after_the_retries,
+    sent,
+    sse_response,
+    streamed_text_after_failures,
+    updates_before_the_error,
 )
 
 KEY = "AIzaSy-test-0123456789abcdef"
@@ -116,45 +130,6 @@ def sse(*events: dict[str, Any] | str) -> bytes:
     return "".join(
         f"data: {e if isinstance(e, str) else json.dumps(e)}\r\n\r\n" for e in events
     ).encode()
-
-
-def sse_response(body: bytes, *, piece: int | None = None) -> httpx.Response:
-    headers = {"content-type": "text/event-stream"}
-    if piece is None:
-        return httpx.Response(200, headers=headers, content=body)
-    pieces = [body[i : i + piece] for i in range(0, len(body), piece)]
-    return httpx.Response(200, headers=headers, stream=ChunkedStream(pieces))
-
-
-class ChunkedStream(httpx.AsyncByteStream):
-    """A response body sent in pieces, that records being closed (and may hang or fail)."""
-
-    def __init__(
-        self, pieces: Sequence[bytes], *, then: BaseException | None = None, hang: bool = False
-    ) -> None:
-        self.pieces = pieces
-        self.then = then
-        self.hang = hang
-        self.closed = False
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for piece in self.pieces:
-            yield piece
-        if self.then is not None:
-            raise self.then
-        if self.hang:
-            await asyncio.Event().wait()
-
-    async def aclose(self) -> None:
-        self.closed = True
-
-
-def sent(route: respx.Route, index: int = -1) -> dict[str, Any]:
-    return json.loads(route.calls[index].request.content)
-
-
-async def collect(stream: AsyncIterator[ChatResponseUpdate]) -> list[ChatResponseUpdate]:
-    return [update async for update in stream]
 
 
 def stream_route(respx_mock: respx.MockRouter) -> respx.Route:
@@ -465,16 +440,12 @@ async def test_client_errors_are_not_retried_and_carry_googles_message(
     respx_mock: respx.MockRouter,
     backoff_waits: list[float],
 ) -> None:
-    route = respx_mock.post(URL).respond(status, json=body)
-    with pytest.raises(error) as caught:
-        await gemini.generate(HELLO)
-    assert type(caught.value) is error
-    assert route.call_count == 1
-    assert backoff_waits == []
-    assert caught.value.status == status
-    assert caught.value.provider == "gemini"
-    assert body["error"]["message"].strip() in str(caught.value)
-    assert "gemini (https://generativelanguage.googleapis.com)" in str(caught.value)
+    caught = await client_error_not_retried(
+        gemini, respx_mock.post(URL), HELLO, status, body, error, backoff_waits
+    )
+    assert caught.provider == "gemini"
+    assert body["error"]["message"].strip() in str(caught)
+    assert "gemini (https://generativelanguage.googleapis.com)" in str(caught)
 
 
 async def test_an_invalid_key_is_an_authentication_error(
@@ -515,31 +486,30 @@ async def test_429_is_retried_after_retry_after(
             "RESOURCE_EXHAUSTED",
         ),
     )
-    route = respx_mock.post(URL).mock(
-        side_effect=[limited, httpx.Response(200, json=response(text("Hi")))]
+    reply = await generate_after_failures(
+        gemini,
+        respx_mock.post(URL),
+        HELLO,
+        [limited],
+        httpx.Response(200, json=response(text("Hi"))),
     )
-    assert (await gemini.generate(HELLO)).text == "Hi"
-    assert route.call_count == 2
+    assert reply.text == "Hi"
     assert backoff_waits == [3.0]
 
 
 async def test_429_after_the_retries_is_a_rate_limit_error(
     gemini: GeminiChatClient, respx_mock: respx.MockRouter, backoff_waits: list[float]
 ) -> None:
-    route = respx_mock.post(URL).respond(
-        429,
-        headers={"retry-after": "5"},
-        json=[
-            google_error(
-                429, "Resource has been exhausted (e.g. check quota).", "RESOURCE_EXHAUSTED"
-            )
-        ],
+    route = respx_mock.post(URL)
+    body = [
+        google_error(429, "Resource has been exhausted (e.g. check quota).", "RESOURCE_EXHAUSTED")
+    ]
+    caught = await rate_limited_after_the_retries(
+        gemini, route, HELLO, retry_after="5", body=body, match="Resource has been exhausted"
     )
-    with pytest.raises(RateLimitError, match="Resource has been exhausted") as caught:
-        await gemini.generate(HELLO)
     assert route.call_count == 4
     assert backoff_waits == [5.0, 5.0, 5.0]
-    assert caught.value.retry_after_s == 5.0
+    assert caught.retry_after_s == 5.0
 
 
 @pytest.mark.parametrize(
@@ -564,15 +534,14 @@ async def test_server_errors_are_retried_then_succeed(
     respx_mock: respx.MockRouter,
     backoff_waits: list[float],
 ) -> None:
-    route = respx_mock.post(URL).mock(
-        side_effect=[
-            httpx.Response(status, json=body),
-            httpx.Response(status, json=body),
-            httpx.Response(200, json=response(text("Recovered"))),
-        ]
+    reply = await generate_after_failures(
+        gemini,
+        respx_mock.post(URL),
+        HELLO,
+        [httpx.Response(status, json=body), httpx.Response(status, json=body)],
+        httpx.Response(200, json=response(text("Recovered"))),
     )
-    assert (await gemini.generate(HELLO)).text == "Recovered"
-    assert route.call_count == 3
+    assert reply.text == "Recovered"
     assert len(backoff_waits) == 2
 
 
@@ -590,10 +559,7 @@ async def test_server_errors_after_the_retries(
 async def test_read_timeout_is_an_llm_timeout_error(
     gemini: GeminiChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    route = respx_mock.post(URL).mock(side_effect=httpx.ReadTimeout("timed out"))
-    with pytest.raises(LLMTimeoutError, match="timed out after 60 s waiting for the answer"):
-        await gemini.generate(HELLO)
-    assert route.call_count == 1
+    await assert_read_timeout_is_not_retried(gemini, respx_mock.post(URL), HELLO, timeout_s=60)
 
 
 async def test_connect_errors_are_retried(respx_mock: respx.MockRouter) -> None:
@@ -607,9 +573,9 @@ async def test_connect_errors_are_retried(respx_mock: respx.MockRouter) -> None:
 async def test_a_body_that_is_not_json(
     gemini: GeminiChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    respx_mock.post(URL).respond(200, text="<html>Error 502 (Server Error)!!1</html>")
-    with pytest.raises(ProviderError, match="not JSON"):
-        await gemini.generate(HELLO)
+    await assert_a_body_that_is_not_json(
+        gemini, respx_mock.post(URL), HELLO, text="<html>Error 502 (Server Error)!!1</html>"
+    )
 
 
 async def test_an_error_object_in_a_200_body(
@@ -724,54 +690,43 @@ async def test_a_stream_cut_off_before_a_finish_reason_is_a_provider_error(
 ) -> None:
     body = sse(response(text("Hello"), finish=None), response(text(" wor"), finish=None))
     stream_route(respx_mock).mock(return_value=sse_response(body))
-    received: list[ChatResponseUpdate] = []
-    with pytest.raises(
-        ProviderError, match=r"after 2 event\(s\) without a chunk with a finishReason"
-    ):
-        async for update in gemini.generate_stream(HELLO):
-            received.append(update)  # noqa: PERF401 - the updates before the error are kept
+    received = await updates_before_the_error(
+        gemini, HELLO, match=r"after 2 event\(s\) without a chunk with a finishReason"
+    )
     assert [u.text for u in received] == ["Hello", " wor"]
 
 
 async def test_an_empty_stream_is_a_provider_error(
     gemini: GeminiChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    stream_route(respx_mock).mock(return_value=sse_response(b""))
-    with pytest.raises(ProviderError, match="after 0 event"):
-        await collect(gemini.generate_stream(HELLO))
+    await assert_an_empty_stream_is_a_provider_error(
+        gemini, stream_route(respx_mock), HELLO, sse_response(b"")
+    )
 
 
 async def test_a_dropped_connection_mid_stream_is_a_provider_error(
     gemini: GeminiChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    stream = ChunkedStream(
-        [sse(response(text("Hel"), finish=None))],
-        then=httpx.RemoteProtocolError("peer closed connection"),
+    first = sse(response(text("Hel"), finish=None))
+    await assert_a_dropped_connection_is_a_provider_error(
+        gemini, stream_route(respx_mock), HELLO, first
     )
-    stream_route(respx_mock).mock(return_value=httpx.Response(200, stream=stream))
-    with pytest.raises(ProviderError, match="cut off mid-way"):
-        await collect(gemini.generate_stream(HELLO))
-    assert stream.closed
 
 
 async def test_a_stalled_stream_is_a_timeout(
     gemini: GeminiChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    stream = ChunkedStream(
-        [sse(response(text("Hel"), finish=None))], then=httpx.ReadTimeout("stalled")
-    )
-    stream_route(respx_mock).mock(return_value=httpx.Response(200, stream=stream))
-    with pytest.raises(LLMTimeoutError, match="stopped sending"):
-        await collect(gemini.generate_stream(HELLO))
+    first = sse(response(text("Hel"), finish=None))
+    await assert_a_stalled_stream_is_a_timeout(gemini, stream_route(respx_mock), HELLO, first)
 
 
 async def test_a_garbage_event_is_a_provider_error(
     gemini: GeminiChatClient, respx_mock: respx.MockRouter
 ) -> None:
     body = sse(response(text("Hi"), finish=None), '{"candidates": [{"content": {"parts": [{"te')
-    stream_route(respx_mock).mock(return_value=sse_response(body))
-    with pytest.raises(ProviderError, match="malformed stream event"):
-        await collect(gemini.generate_stream(HELLO))
+    await assert_a_garbage_event_is_a_provider_error(
+        gemini, stream_route(respx_mock), HELLO, sse_response(body)
+    )
 
 
 async def test_an_error_event_mid_stream_is_a_provider_error(
@@ -790,24 +745,21 @@ async def test_stream_errors_before_the_body_are_retried(
     gemini: GeminiChatClient, respx_mock: respx.MockRouter, backoff_waits: list[float]
 ) -> None:
     ok = sse_response(sse(response(text("ok"))))
-    route = stream_route(respx_mock).mock(
-        side_effect=[httpx.Response(503, json=google_error(503, "overloaded", "UNAVAILABLE")), ok]
+    overloaded = httpx.Response(503, json=google_error(503, "overloaded", "UNAVAILABLE"))
+    streamed = await streamed_text_after_failures(
+        gemini, stream_route(respx_mock), HELLO, [overloaded], ok
     )
-    updates = await collect(gemini.generate_stream(HELLO))
-    assert "".join(u.text for u in updates) == "ok"
-    assert route.call_count == 2
+    assert streamed == "ok"
     assert len(backoff_waits) == 1
 
 
 async def test_leaving_a_stream_early_closes_the_response(
     gemini: GeminiChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    stream = ChunkedStream([sse(response(text("one"), finish=None))], hang=True)
-    stream_route(respx_mock).mock(return_value=httpx.Response(200, stream=stream))
-    updates = gemini.generate_stream(HELLO)
-    assert (await anext(updates)).text == "one"
-    await updates.aclose()  # type: ignore[attr-defined]
-    assert stream.closed
+    first = sse(response(text("one"), finish=None))
+    await assert_leaving_a_stream_early_closes_it(
+        gemini, stream_route(respx_mock), HELLO, first, first_text="one"
+    )
 
 
 async def test_streamed_calls_remember_their_thought_signatures(
@@ -858,11 +810,7 @@ async def test_health_check_failure_is_false_with_a_logged_reason(
     route = respx_mock.get(ROOT).respond(
         404, json=google_error(404, "models/gemini-2.5-flash is not found", "NOT_FOUND")
     )
-    with structlog.testing.capture_logs() as logs:
-        assert await gemini.health_check() is False
-    assert route.call_count == 1
-    failure = next(e for e in logs if e["event"] == "llm_health_check_failed")
-    assert "is not found" in failure["reason"]
+    assert "is not found" in await health_check_failure_reason(gemini, route)
 
 
 def test_missing_key_names_both_variables() -> None:

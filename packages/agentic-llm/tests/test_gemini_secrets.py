@@ -8,10 +8,17 @@ import pickle
 import httpx
 import pytest
 import respx
-import structlog
 
 from agentic_core import ChatMessage
-from agentic_llm import GeminiChatClient, LLMError
+from agentic_llm import GeminiChatClient
+from tests.fixtures.llm_http import (
+    assert_a_stream_error_hides_the_key,
+    assert_errors_and_logs_hide_the_key,
+    assert_health_check_logs_hide_the_key,
+    assert_stream_errors_and_logs_hide_the_key,
+    assert_transport_errors_and_logs_hide_the_key,
+    shown_by,
+)
 
 KEY = "AIzaSyGEMINI-SUPERSECRET-0123456789"
 ROOT = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash"
@@ -39,24 +46,9 @@ def _echo_key_error(status: int) -> httpx.Response:
     return httpx.Response(status, json=body)
 
 
-def _everything_shown(error: BaseException) -> str:
-    parts = [str(error), repr(error), repr(error.args), repr(vars(error))]
-    cause = error.__cause__
-    if cause is not None:
-        parts += [str(cause), repr(cause)]
-    return "\n".join(parts)
-
-
 def test_client_str_and_repr_hide_the_key() -> None:
     client = GeminiChatClient("gemini-2.5-flash", api_key=KEY)
-    shown = [
-        str(client),
-        repr(client),
-        repr(vars(client)),
-        repr(client._http),
-        repr(vars(client._http)),
-    ]
-    assert all("SUPERSECRET" not in text for text in shown)
+    assert all("SUPERSECRET" not in text for text in shown_by(client))
 
 
 def test_the_key_is_not_in_the_connection_pools_defaults() -> None:
@@ -99,23 +91,15 @@ async def test_errors_and_logs_never_contain_the_key(
 ) -> None:
     respx_mock.post(URL).mock(return_value=_echo_key_error(status))
     async with GeminiChatClient("gemini-2.5-flash", api_key=KEY, max_retries=1) as client:
-        with structlog.testing.capture_logs() as logs, pytest.raises(LLMError) as caught:
-            await client.generate(HELLO)
-    assert logs
-    assert "SUPERSECRET" not in _everything_shown(caught.value)
-    assert "SUPERSECRET" not in caught.value.body
-    assert "SUPERSECRET" not in repr(logs)
-    assert "API key ********** is not valid" in str(caught.value)
+        await assert_errors_and_logs_hide_the_key(
+            client, HELLO, masked="API key ********** is not valid"
+        )
 
 
 async def test_stream_errors_and_logs_never_contain_the_key(respx_mock: respx.MockRouter) -> None:
     respx_mock.post(STREAM_URL, params={"alt": "sse"}).mock(return_value=_echo_key_error(401))
     async with GeminiChatClient("gemini-2.5-flash", api_key=KEY) as client:
-        with structlog.testing.capture_logs() as logs, pytest.raises(LLMError) as caught:
-            async for _ in client.generate_stream(HELLO):
-                pass
-    assert "SUPERSECRET" not in _everything_shown(caught.value)
-    assert "SUPERSECRET" not in repr(logs)
+        await assert_stream_errors_and_logs_hide_the_key(client, HELLO)
 
 
 async def test_mid_stream_events_never_show_the_key(respx_mock: respx.MockRouter) -> None:
@@ -127,11 +111,7 @@ async def test_mid_stream_events_never_show_the_key(respx_mock: respx.MockRouter
             200, headers={"content-type": "text/event-stream"}, content=event.encode()
         )
         async with GeminiChatClient("gemini-2.5-flash", api_key=KEY) as client:
-            with pytest.raises(LLMError) as caught:
-                async for _ in client.generate_stream(HELLO):
-                    pass
-        assert "SUPERSECRET" not in _everything_shown(caught.value)
-        assert "SUPERSECRET" not in caught.value.body
+            await assert_a_stream_error_hides_the_key(client, HELLO)
 
 
 async def test_transport_errors_and_logs_never_contain_the_key(
@@ -139,16 +119,10 @@ async def test_transport_errors_and_logs_never_contain_the_key(
 ) -> None:
     respx_mock.post(URL).mock(side_effect=httpx.ConnectError(f"refused for key {KEY}"))
     async with GeminiChatClient("gemini-2.5-flash", api_key=KEY, max_retries=1) as client:
-        with structlog.testing.capture_logs() as logs, pytest.raises(LLMError) as caught:
-            await client.generate(HELLO)
-    assert "SUPERSECRET" not in str(caught.value)
-    assert "SUPERSECRET" not in repr(logs)
+        await assert_transport_errors_and_logs_hide_the_key(client, HELLO)
 
 
 async def test_health_check_logs_never_contain_the_key(respx_mock: respx.MockRouter) -> None:
     respx_mock.get(ROOT).mock(return_value=_echo_key_error(403))
     async with GeminiChatClient("gemini-2.5-flash", api_key=KEY) as client:
-        with structlog.testing.capture_logs() as logs:
-            assert await client.health_check() is False
-    assert logs
-    assert "SUPERSECRET" not in repr(logs)
+        await assert_health_check_logs_hide_the_key(client)

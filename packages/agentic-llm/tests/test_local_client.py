@@ -39,6 +39,7 @@ from agentic_llm import (
     LocalChatClient,
     ProviderError,
 )
+from tests.fixtures.llm_http import cancel_after_the_first_update
 from tests.fixtures.servers import missing_service
 
 # -- a scripted llama.cpp model -----------------------------------------------------------------
@@ -501,17 +502,7 @@ async def test_cancelling_a_streaming_task_stops_generation(
     client: LocalChatClient, fake: FakeLlama
 ) -> None:
     fake.endless = True
-    started = asyncio.Event()
-
-    async def consume() -> None:
-        async for _ in client.generate_stream(HELLO):
-            started.set()
-
-    task = asyncio.create_task(consume())
-    await asyncio.wait_for(started.wait(), 5)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await cancel_after_the_first_update(client, HELLO)
     assert fake.stream_closed.is_set()
     assert not client._lock.locked()
 

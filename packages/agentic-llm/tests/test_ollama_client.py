@@ -6,9 +6,8 @@ ending with ``"done": true``) and ``{"error": "..."}`` error bodies.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -21,7 +20,6 @@ from agentic_core import (
     ChatMessage,
     ChatOptions,
     ChatResponse,
-    ChatResponseUpdate,
     FinishReason,
     UsageDetails,
     tool,
@@ -32,11 +30,27 @@ from agentic_llm import (
     InvalidRequestError,
     LLMConnectionError,
     LLMError,
-    LLMTimeoutError,
     OllamaChatClient,
     PermissionDeniedError,
     ProviderError,
-    RateLimitError,
+)
+from tests.fixtures.llm_http import (
+    assert_a_body_that_is_not_json,
+    assert_a_dropped_connection_is_a_provider_error,
+    assert_a_garbage_event_is_a_provider_error,
+    assert_a_stalled_stream_is_a_timeout,
+    assert_an_empty_stream_is_a_provider_error,
+    assert_leaving_a_stream_early_closes_it,
+    assert_read_timeout_is_not_retried,
+    client_error_not_retried,
+    collect,
+    generate_after_failures,
+    health_check_failure_reason,
+    ndjson_response,
+    rate_limited_after_the_retries,
+    sent,
+    streamed_text_after_failures,
+    updates_before_the_error,
 )
 
 HOST = "http://127.0.0.1:11434"
@@ -122,45 +136,6 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
 
 def ndjson(*lines: dict[str, Any] | str) -> bytes:
     return "".join(f"{e if isinstance(e, str) else json.dumps(e)}\n" for e in lines).encode()
-
-
-def ndjson_response(body: bytes, *, piece: int | None = None) -> httpx.Response:
-    headers = {"content-type": "application/x-ndjson"}
-    if piece is None:
-        return httpx.Response(200, headers=headers, content=body)
-    pieces = [body[i : i + piece] for i in range(0, len(body), piece)]
-    return httpx.Response(200, headers=headers, stream=ChunkedStream(pieces))
-
-
-class ChunkedStream(httpx.AsyncByteStream):
-    """A response body sent in pieces, that records being closed (and may hang or fail)."""
-
-    def __init__(
-        self, pieces: Sequence[bytes], *, then: BaseException | None = None, hang: bool = False
-    ) -> None:
-        self.pieces = pieces
-        self.then = then
-        self.hang = hang
-        self.closed = False
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for piece in self.pieces:
-            yield piece
-        if self.then is not None:
-            raise self.then
-        if self.hang:
-            await asyncio.Event().wait()
-
-    async def aclose(self) -> None:
-        self.closed = True
-
-
-def sent(route: respx.Route, index: int = -1) -> dict[str, Any]:
-    return json.loads(route.calls[index].request.content)
-
-
-async def collect(stream: AsyncIterator[ChatResponseUpdate]) -> list[ChatResponseUpdate]:
-    return [update async for update in stream]
 
 
 # --- generate ----------------------------------------------------------------------------------
@@ -282,16 +257,12 @@ async def test_client_errors_are_not_retried_and_carry_ollamas_message(
     respx_mock: respx.MockRouter,
     backoff_waits: list[float],
 ) -> None:
-    route = respx_mock.post(URL).respond(status, json={"error": message})
-    with pytest.raises(error) as caught:
-        await ollama.generate(HELLO)
-    assert type(caught.value) is error
-    assert route.call_count == 1
-    assert backoff_waits == []
-    assert caught.value.status == status
-    assert caught.value.provider == "ollama"
-    assert message in str(caught.value)
-    assert "ollama (http://127.0.0.1:11434)" in str(caught.value)
+    caught = await client_error_not_retried(
+        ollama, respx_mock.post(URL), HELLO, status, {"error": message}, error, backoff_waits
+    )
+    assert caught.provider == "ollama"
+    assert message in str(caught)
+    assert "ollama (http://127.0.0.1:11434)" in str(caught)
 
 
 async def test_a_missing_model_says_to_check_the_name(
@@ -305,28 +276,28 @@ async def test_a_missing_model_says_to_check_the_name(
 async def test_429_is_retried_after_retry_after(
     ollama: OllamaChatClient, respx_mock: respx.MockRouter, backoff_waits: list[float]
 ) -> None:
-    route = respx_mock.post(URL).mock(
-        side_effect=[
-            httpx.Response(429, headers={"retry-after": "2"}, json={"error": "too many requests"}),
-            httpx.Response(200, json=reply()),
-        ]
+    response = await generate_after_failures(
+        ollama,
+        respx_mock.post(URL),
+        HELLO,
+        [httpx.Response(429, headers={"retry-after": "2"}, json={"error": "too many requests"})],
+        httpx.Response(200, json=reply()),
     )
-    assert (await ollama.generate(HELLO)).text
-    assert route.call_count == 2
+    assert response.text
     assert backoff_waits == [2.0]
 
 
 async def test_429_after_the_retries_is_a_rate_limit_error(
     ollama: OllamaChatClient, respx_mock: respx.MockRouter, backoff_waits: list[float]
 ) -> None:
-    route = respx_mock.post(URL).respond(
-        429, headers={"retry-after": "4"}, json={"error": "too many requests"}
+    route = respx_mock.post(URL)
+    body = {"error": "too many requests"}
+    caught = await rate_limited_after_the_retries(
+        ollama, route, HELLO, retry_after="4", body=body, match="too many requests"
     )
-    with pytest.raises(RateLimitError, match="too many requests") as caught:
-        await ollama.generate(HELLO)
     assert route.call_count == 3  # the first try and max_retries=2 retries
     assert backoff_waits == [4.0, 4.0]
-    assert caught.value.retry_after_s == 4.0
+    assert caught.retry_after_s == 4.0
 
 
 @pytest.mark.parametrize(
@@ -343,14 +314,14 @@ async def test_server_errors_are_retried_then_succeed(
     respx_mock: respx.MockRouter,
     backoff_waits: list[float],
 ) -> None:
-    route = respx_mock.post(URL).mock(
-        side_effect=[
-            httpx.Response(status, json={"error": message}),
-            httpx.Response(200, json=reply("Recovered")),
-        ]
+    response = await generate_after_failures(
+        ollama,
+        respx_mock.post(URL),
+        HELLO,
+        [httpx.Response(status, json={"error": message})],
+        httpx.Response(200, json=reply("Recovered")),
     )
-    assert (await ollama.generate(HELLO)).text == "Recovered"
-    assert route.call_count == 2
+    assert response.text == "Recovered"
     assert len(backoff_waits) == 1
 
 
@@ -365,10 +336,7 @@ async def test_server_errors_after_the_retries(
 async def test_read_timeout_is_an_llm_timeout_error(
     ollama: OllamaChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    route = respx_mock.post(URL).mock(side_effect=httpx.ReadTimeout("timed out"))
-    with pytest.raises(LLMTimeoutError, match="timed out after 120 s waiting for the answer"):
-        await ollama.generate(HELLO)
-    assert route.call_count == 1
+    await assert_read_timeout_is_not_retried(ollama, respx_mock.post(URL), HELLO, timeout_s=120)
 
 
 async def test_a_server_that_is_not_running(
@@ -383,9 +351,9 @@ async def test_a_server_that_is_not_running(
 async def test_a_body_that_is_not_json(
     ollama: OllamaChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    respx_mock.post(URL).respond(200, text="404 page not found")
-    with pytest.raises(ProviderError, match="not JSON"):
-        await ollama.generate(HELLO)
+    await assert_a_body_that_is_not_json(
+        ollama, respx_mock.post(URL), HELLO, text="404 page not found"
+    )
 
 
 async def test_an_error_object_in_a_200_body(
@@ -448,49 +416,43 @@ async def test_a_stream_without_done_is_a_provider_error(
     ollama: OllamaChatClient, respx_mock: respx.MockRouter
 ) -> None:
     respx_mock.post(URL).mock(return_value=ndjson_response(ndjson(chunk("Hello"), chunk(" wor"))))
-    received: list[ChatResponseUpdate] = []
-    with pytest.raises(ProviderError, match=r'after 2 event\(s\) without a final line with "done"'):
-        async for update in ollama.generate_stream(HELLO):
-            received.append(update)  # noqa: PERF401 - the updates before the error are kept
+    received = await updates_before_the_error(
+        ollama, HELLO, match=r'after 2 event\(s\) without a final line with "done"'
+    )
     assert [u.text for u in received] == ["Hello", " wor"]
 
 
 async def test_an_empty_stream_is_a_provider_error(
     ollama: OllamaChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    respx_mock.post(URL).mock(return_value=ndjson_response(b""))
-    with pytest.raises(ProviderError, match="after 0 event"):
-        await collect(ollama.generate_stream(HELLO))
+    await assert_an_empty_stream_is_a_provider_error(
+        ollama, respx_mock.post(URL), HELLO, ndjson_response(b"")
+    )
 
 
 async def test_a_dropped_connection_mid_stream_is_a_provider_error(
     ollama: OllamaChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    stream = ChunkedStream(
-        [ndjson(chunk("Hel"))], then=httpx.RemoteProtocolError("peer closed connection")
+    await assert_a_dropped_connection_is_a_provider_error(
+        ollama, respx_mock.post(URL), HELLO, ndjson(chunk("Hel"))
     )
-    respx_mock.post(URL).mock(return_value=httpx.Response(200, stream=stream))
-    with pytest.raises(ProviderError, match="cut off mid-way"):
-        await collect(ollama.generate_stream(HELLO))
-    assert stream.closed
 
 
 async def test_a_stalled_stream_is_a_timeout(
     ollama: OllamaChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    stream = ChunkedStream([ndjson(chunk("Hel"))], then=httpx.ReadTimeout("stalled"))
-    respx_mock.post(URL).mock(return_value=httpx.Response(200, stream=stream))
-    with pytest.raises(LLMTimeoutError, match="stopped sending"):
-        await collect(ollama.generate_stream(HELLO))
+    await assert_a_stalled_stream_is_a_timeout(
+        ollama, respx_mock.post(URL), HELLO, ndjson(chunk("Hel"))
+    )
 
 
 async def test_a_garbage_line_is_a_provider_error(
     ollama: OllamaChatClient, respx_mock: respx.MockRouter
 ) -> None:
     body = ndjson(chunk("Hi"), '{"model": "llama3.2", "message": {"content": "x"')
-    respx_mock.post(URL).mock(return_value=ndjson_response(body))
-    with pytest.raises(ProviderError, match="malformed stream event"):
-        await collect(ollama.generate_stream(HELLO))
+    await assert_a_garbage_event_is_a_provider_error(
+        ollama, respx_mock.post(URL), HELLO, ndjson_response(body)
+    )
 
 
 async def test_an_error_line_mid_stream_is_a_provider_error(
@@ -514,12 +476,9 @@ async def test_stream_errors_before_the_body_are_retried(
     ollama: OllamaChatClient, respx_mock: respx.MockRouter, backoff_waits: list[float]
 ) -> None:
     ok = ndjson_response(ndjson(chunk("ok"), final()))
-    route = respx_mock.post(URL).mock(
-        side_effect=[httpx.Response(503, json={"error": "server busy, please try again."}), ok]
-    )
-    updates = await collect(ollama.generate_stream(HELLO))
-    assert "".join(u.text for u in updates) == "ok"
-    assert route.call_count == 2
+    busy = httpx.Response(503, json={"error": "server busy, please try again."})
+    text = await streamed_text_after_failures(ollama, respx_mock.post(URL), HELLO, [busy], ok)
+    assert text == "ok"
     assert len(backoff_waits) == 1
 
 
@@ -534,12 +493,9 @@ async def test_stream_model_not_found(
 async def test_leaving_a_stream_early_closes_the_response(
     ollama: OllamaChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    stream = ChunkedStream([ndjson(chunk("one"))], hang=True)
-    respx_mock.post(URL).mock(return_value=httpx.Response(200, stream=stream))
-    updates = ollama.generate_stream(HELLO)
-    assert (await anext(updates)).text == "one"
-    await updates.aclose()  # type: ignore[attr-defined]
-    assert stream.closed
+    await assert_leaving_a_stream_early_closes_it(
+        ollama, respx_mock.post(URL), HELLO, ndjson(chunk("one")), first_text="one"
+    )
 
 
 # --- health check, configuration -----------------------------------------------------------------
@@ -570,11 +526,7 @@ async def test_health_check_of_a_stopped_server_is_false(
     ollama: OllamaChatClient, respx_mock: respx.MockRouter
 ) -> None:
     route = respx_mock.get(f"{HOST}/api/tags").mock(side_effect=httpx.ConnectError("refused"))
-    with structlog.testing.capture_logs() as logs:
-        assert await ollama.health_check() is False
-    assert route.call_count == 1
-    failure = next(e for e in logs if e["event"] == "llm_health_check_failed")
-    assert "refused" in failure["reason"]
+    assert "refused" in await health_check_failure_reason(ollama, route)
 
 
 @pytest.mark.parametrize(

@@ -6,22 +6,18 @@ events of a stream ending in ``data: [DONE]``, and ``{"error": {...}}`` error bo
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
-from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import httpx
 import pytest
 import respx
-import structlog
 
 from agentic_core import (
     ChatMessage,
     ChatOptions,
     ChatResponse,
-    ChatResponseUpdate,
     FinishReason,
     FunctionCallContent,
     UsageDetails,
@@ -38,6 +34,25 @@ from agentic_llm import (
     PermissionDeniedError,
     ProviderError,
     RateLimitError,
+)
+from tests.fixtures.llm_http import (
+    assert_a_body_that_is_not_json,
+    assert_a_dropped_connection_is_a_provider_error,
+    assert_a_garbage_event_is_a_provider_error,
+    assert_a_stalled_stream_is_a_timeout,
+    assert_an_empty_stream_is_a_provider_error,
+    assert_cancelling_a_streaming_task_closes_it,
+    assert_leaving_a_stream_early_closes_it,
+    assert_read_timeout_is_not_retried,
+    client_error_not_retried,
+    collect,
+    generate_after_failures,
+    health_check_failure_reason,
+    rate_limited_after_the_retries,
+    sent,
+    sse_response,
+    streamed_text_after_failures,
+    updates_before_the_error,
 )
 
 URL = "https://api.openai.com/v1/chat/completions"
@@ -111,50 +126,8 @@ def sse(*events: dict[str, Any] | str, done: bool = True) -> bytes:
     return "".join(lines).encode()
 
 
-def sse_response(body: bytes, *, piece: int | None = None) -> httpx.Response:
-    """A streamed response; ``piece`` splits the bytes so events straddle network reads."""
-    if piece is None:
-        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
-    return httpx.Response(
-        200,
-        headers={"content-type": "text/event-stream"},
-        stream=ChunkedStream([body[i : i + piece] for i in range(0, len(body), piece)]),
-    )
-
-
-class ChunkedStream(httpx.AsyncByteStream):
-    """A response body sent in pieces, that records being closed (and may hang at the end)."""
-
-    def __init__(
-        self, pieces: Sequence[bytes], *, then: BaseException | None = None, hang: bool = False
-    ) -> None:
-        self.pieces = pieces
-        self.then = then
-        self.hang = hang
-        self.closed = False
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for piece in self.pieces:
-            yield piece
-        if self.then is not None:
-            raise self.then
-        if self.hang:
-            await asyncio.Event().wait()
-
-    async def aclose(self) -> None:
-        self.closed = True
-
-
 def error_body(message: str, code: str | None = None, kind: str = "invalid_request_error") -> Any:
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
-
-
-def sent(route: respx.Route, index: int = -1) -> dict[str, Any]:
-    return json.loads(route.calls[index].request.content)
-
-
-async def collect(stream: AsyncIterator[ChatResponseUpdate]) -> list[ChatResponseUpdate]:
-    return [update async for update in stream]
 
 
 # --- generate ----------------------------------------------------------------------------------
@@ -337,15 +310,11 @@ async def test_client_errors_are_not_retried_and_carry_the_providers_message(
     respx_mock: respx.MockRouter,
     backoff_waits: list[float],
 ) -> None:
-    route = respx_mock.post(URL).respond(status, json=body)
-    with pytest.raises(error) as caught:
-        await openai.generate(HELLO)
-    assert type(caught.value) is error
-    assert route.call_count == 1
-    assert backoff_waits == []
-    assert caught.value.status == status
-    assert body["error"]["message"] in str(caught.value)
-    assert "openai (https://api.openai.com/v1)" in str(caught.value)
+    caught = await client_error_not_retried(
+        openai, respx_mock.post(URL), HELLO, status, body, error, backoff_waits
+    )
+    assert body["error"]["message"] in str(caught)
+    assert "openai (https://api.openai.com/v1)" in str(caught)
 
 
 async def test_429_is_retried_after_retry_after(
@@ -356,27 +325,23 @@ async def test_429_is_retried_after_retry_after(
         headers={"retry-after": "2"},
         json=error_body("Rate limit reached for gpt-4o-mini", "rate_limit_exceeded", "requests"),
     )
-    route = respx_mock.post(URL).mock(side_effect=[limited, httpx.Response(200, json=completion())])
-    response = await openai.generate(HELLO)
+    response = await generate_after_failures(
+        openai, respx_mock.post(URL), HELLO, [limited], httpx.Response(200, json=completion())
+    )
     assert response.text.startswith("Hello")
-    assert route.call_count == 2
     assert backoff_waits == [2.0]
 
 
 async def test_429_after_the_retries_is_a_rate_limit_error(
     openai: OpenAIChatClient, respx_mock: respx.MockRouter, backoff_waits: list[float]
 ) -> None:
-    route = respx_mock.post(URL).respond(
-        429,
-        headers={"retry-after": "7"},
-        json=error_body("Rate limit reached", "rate_limit_exceeded"),
-    )
-    with pytest.raises(RateLimitError) as caught:
-        await openai.generate(HELLO)
+    route = respx_mock.post(URL)
+    body = error_body("Rate limit reached", "rate_limit_exceeded")
+    caught = await rate_limited_after_the_retries(openai, route, HELLO, retry_after="7", body=body)
     assert route.call_count == 4  # the first try and max_retries=3 retries
     assert backoff_waits == [7.0, 7.0, 7.0]
-    assert caught.value.retry_after_s == 7.0
-    assert "Rate limit reached" in str(caught.value)
+    assert caught.retry_after_s == 7.0
+    assert "Rate limit reached" in str(caught)
 
 
 async def test_exhausted_quota_is_not_retried(
@@ -405,11 +370,14 @@ async def test_server_errors_are_retried_then_succeed(
             "The server had an error while processing your request.", None, "server_error"
         ),
     )
-    route = respx_mock.post(URL).mock(
-        side_effect=[failure, failure, httpx.Response(200, json=completion())]
+    response = await generate_after_failures(
+        openai,
+        respx_mock.post(URL),
+        HELLO,
+        [failure, failure],
+        httpx.Response(200, json=completion()),
     )
-    assert (await openai.generate(HELLO)).text.startswith("Hello")
-    assert route.call_count == 3
+    assert response.text.startswith("Hello")
     assert len(backoff_waits) == 2
     assert 0.0 <= backoff_waits[0] <= 0.5  # full jitter under 0.5 s, then under 1 s
     assert 0.0 <= backoff_waits[1] <= 1.0
@@ -452,10 +420,7 @@ async def test_no_retries_when_max_retries_is_zero(respx_mock: respx.MockRouter)
 async def test_read_timeout_is_an_llm_timeout_error_and_not_retried(
     openai: OpenAIChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    route = respx_mock.post(URL).mock(side_effect=httpx.ReadTimeout("timed out"))
-    with pytest.raises(LLMTimeoutError, match="timed out after 60 s waiting for the answer"):
-        await openai.generate(HELLO)
-    assert route.call_count == 1
+    await assert_read_timeout_is_not_retried(openai, respx_mock.post(URL), HELLO, timeout_s=60)
 
 
 async def test_connect_timeout_is_retried_then_an_llm_timeout_error(
@@ -471,14 +436,14 @@ async def test_connect_timeout_is_retried_then_an_llm_timeout_error(
 async def test_connect_error_is_retried_then_succeeds(
     openai: OpenAIChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    route = respx_mock.post(URL).mock(
-        side_effect=[
-            httpx.ConnectError("Connection refused"),
-            httpx.Response(200, json=completion()),
-        ]
+    response = await generate_after_failures(
+        openai,
+        respx_mock.post(URL),
+        HELLO,
+        [httpx.ConnectError("Connection refused")],
+        httpx.Response(200, json=completion()),
     )
-    assert (await openai.generate(HELLO)).text
-    assert route.call_count == 2
+    assert response.text
 
 
 async def test_connect_error_after_the_retries(respx_mock: respx.MockRouter) -> None:
@@ -505,9 +470,9 @@ async def test_a_real_server_that_never_answers_times_out() -> None:
 async def test_a_body_that_is_not_json(
     openai: OpenAIChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    respx_mock.post(URL).respond(200, text="<html>proxy login</html>")
-    with pytest.raises(ProviderError, match="not JSON"):
-        await openai.generate(HELLO)
+    await assert_a_body_that_is_not_json(
+        openai, respx_mock.post(URL), HELLO, text="<html>proxy login</html>"
+    )
 
 
 async def test_a_closed_client_says_so(respx_mock: respx.MockRouter) -> None:
@@ -609,10 +574,9 @@ async def test_a_stream_cut_off_before_done_is_a_provider_error(
 ) -> None:
     body = sse(chunk({"content": "Hello"}), chunk({"content": " wor"}), done=False)
     respx_mock.post(URL).mock(return_value=sse_response(body))
-    received: list[ChatResponseUpdate] = []
-    with pytest.raises(ProviderError, match=r"without the terminal \[DONE\] event.*incomplete"):
-        async for update in openai.generate_stream(HELLO):
-            received.append(update)  # noqa: PERF401 - the updates before the error are kept
+    received = await updates_before_the_error(
+        openai, HELLO, match=r"without the terminal \[DONE\] event.*incomplete"
+    )
     assert [u.text for u in received] == ["Hello", " wor"]
 
 
@@ -620,33 +584,25 @@ async def test_an_empty_stream_is_a_provider_error(
     openai: OpenAIChatClient, respx_mock: respx.MockRouter
 ) -> None:
     # llama.cpp's server answers some streamed tool requests with an empty 200 body.
-    respx_mock.post(URL).mock(return_value=sse_response(b""))
-    with pytest.raises(ProviderError, match="after 0 event"):
-        await collect(openai.generate_stream(HELLO))
+    await assert_an_empty_stream_is_a_provider_error(
+        openai, respx_mock.post(URL), HELLO, sse_response(b"")
+    )
 
 
 async def test_a_dropped_connection_mid_stream_is_a_provider_error(
     openai: OpenAIChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    stream = ChunkedStream(
-        [sse(chunk({"content": "Hel"}), done=False)],
-        then=httpx.RemoteProtocolError("peer closed connection"),
+    first = sse(chunk({"content": "Hel"}), done=False)
+    await assert_a_dropped_connection_is_a_provider_error(
+        openai, respx_mock.post(URL), HELLO, first
     )
-    respx_mock.post(URL).mock(return_value=httpx.Response(200, stream=stream))
-    with pytest.raises(ProviderError, match="cut off mid-way"):
-        await collect(openai.generate_stream(HELLO))
-    assert stream.closed
 
 
 async def test_a_stalled_stream_is_a_timeout(
     openai: OpenAIChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    stream = ChunkedStream(
-        [sse(chunk({"content": "Hel"}), done=False)], then=httpx.ReadTimeout("stalled")
-    )
-    respx_mock.post(URL).mock(return_value=httpx.Response(200, stream=stream))
-    with pytest.raises(LLMTimeoutError, match="stopped sending"):
-        await collect(openai.generate_stream(HELLO))
+    first = sse(chunk({"content": "Hel"}), done=False)
+    await assert_a_stalled_stream_is_a_timeout(openai, respx_mock.post(URL), HELLO, first)
 
 
 async def test_a_garbage_event_is_a_provider_error(
@@ -655,9 +611,9 @@ async def test_a_garbage_event_is_a_provider_error(
     body = sse(
         chunk({"content": "Hi"}), '{"id": "chatcmpl-123", "choices": [{"delta": {"content": "x"'
     )
-    respx_mock.post(URL).mock(return_value=sse_response(body))
-    with pytest.raises(ProviderError, match="malformed stream event"):
-        await collect(openai.generate_stream(HELLO))
+    await assert_a_garbage_event_is_a_provider_error(
+        openai, respx_mock.post(URL), HELLO, sse_response(body)
+    )
 
 
 async def test_an_error_event_mid_stream_is_a_provider_error(
@@ -676,10 +632,10 @@ async def test_stream_errors_before_the_body_are_retried(
     openai: OpenAIChatClient, respx_mock: respx.MockRouter, backoff_waits: list[float]
 ) -> None:
     ok = sse_response(sse(chunk({"content": "ok"}), chunk({}, "stop")))
-    route = respx_mock.post(URL).mock(side_effect=[httpx.Response(502, text="Bad Gateway"), ok])
-    updates = await collect(openai.generate_stream(HELLO))
-    assert "".join(u.text for u in updates) == "ok"
-    assert route.call_count == 2
+    text = await streamed_text_after_failures(
+        openai, respx_mock.post(URL), HELLO, [httpx.Response(502, text="Bad Gateway")], ok
+    )
+    assert text == "ok"
 
 
 async def test_stream_auth_error(openai: OpenAIChatClient, respx_mock: respx.MockRouter) -> None:
@@ -693,32 +649,17 @@ async def test_stream_auth_error(openai: OpenAIChatClient, respx_mock: respx.Moc
 async def test_leaving_a_stream_early_closes_the_response(
     openai: OpenAIChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    stream = ChunkedStream([sse(chunk({"content": "one"}), done=False)], hang=True)
-    respx_mock.post(URL).mock(return_value=httpx.Response(200, stream=stream))
-    updates = openai.generate_stream(HELLO)
-    first = await anext(updates)
-    assert first.text == "one"
-    await updates.aclose()  # type: ignore[attr-defined]
-    assert stream.closed
+    first = sse(chunk({"content": "one"}), done=False)
+    await assert_leaving_a_stream_early_closes_it(
+        openai, respx_mock.post(URL), HELLO, first, first_text="one"
+    )
 
 
 async def test_cancelling_a_streaming_task_closes_the_response(
     openai: OpenAIChatClient, respx_mock: respx.MockRouter
 ) -> None:
-    stream = ChunkedStream([sse(chunk({"content": "one"}), done=False)], hang=True)
-    respx_mock.post(URL).mock(return_value=httpx.Response(200, stream=stream))
-    first_seen = asyncio.Event()
-
-    async def consume() -> None:
-        async for _ in openai.generate_stream(HELLO):
-            first_seen.set()
-
-    task = asyncio.create_task(consume())
-    await asyncio.wait_for(first_seen.wait(), 5)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert stream.closed
+    first = sse(chunk({"content": "one"}), done=False)
+    await assert_cancelling_a_streaming_task_closes_it(openai, respx_mock.post(URL), HELLO, first)
 
 
 # --- health check, configuration -----------------------------------------------------------------
@@ -750,11 +691,7 @@ async def test_health_check_failure_is_false_with_a_logged_reason(
     route = respx_mock.get("https://api.openai.com/v1/models").respond(
         401, json=error_body("Incorrect API key provided", "invalid_api_key")
     )
-    with structlog.testing.capture_logs() as logs:
-        assert await openai.health_check() is False
-    assert route.call_count == 1
-    failure = next(entry for entry in logs if entry["event"] == "llm_health_check_failed")
-    assert "Incorrect API key provided" in failure["reason"]
+    assert "Incorrect API key provided" in await health_check_failure_reason(openai, route)
 
 
 async def test_health_check_of_an_unreachable_server_is_false(respx_mock: respx.MockRouter) -> None:

@@ -7,10 +7,17 @@ import pickle
 import httpx
 import pytest
 import respx
-import structlog
 
 from agentic_core import ChatMessage
 from agentic_llm import LLMError, OpenAIChatClient
+from tests.fixtures.llm_http import (
+    assert_a_stream_error_hides_the_key,
+    assert_errors_and_logs_hide_the_key,
+    assert_health_check_logs_hide_the_key,
+    assert_stream_errors_and_logs_hide_the_key,
+    assert_transport_errors_and_logs_hide_the_key,
+    shown_by,
+)
 
 KEY = "sk-proj-SUPERSECRET0123456789"
 URL = "https://api.openai.com/v1/chat/completions"
@@ -25,23 +32,9 @@ def _echo_key_error(status: int) -> httpx.Response:
     )
 
 
-def _everything_shown(error: BaseException) -> str:
-    parts = [str(error), repr(error), repr(error.args), repr(vars(error))]
-    cause = error.__cause__
-    if cause is not None:
-        parts += [str(cause), repr(cause)]
-    return "\n".join(parts)
-
-
 def test_client_str_and_repr_hide_the_key() -> None:
     client = OpenAIChatClient("gpt-4o-mini", api_key=KEY)
-    shown = [
-        str(client),
-        repr(client),
-        repr(vars(client)),
-        repr(client._http),
-        repr(vars(client._http)),
-    ]
+    shown = shown_by(client)
     assert all(KEY not in text for text in shown)
     assert all("SUPERSECRET" not in text for text in shown)
 
@@ -64,23 +57,15 @@ async def test_errors_and_logs_never_contain_the_key(
 ) -> None:
     respx_mock.post(URL).mock(return_value=_echo_key_error(status))
     async with OpenAIChatClient("gpt-4o-mini", api_key=KEY, max_retries=1) as client:
-        with structlog.testing.capture_logs() as logs, pytest.raises(LLMError) as caught:
-            await client.generate(HELLO)
-    assert logs  # the failure (and any retry) was logged
-    assert "SUPERSECRET" not in _everything_shown(caught.value)
-    assert "SUPERSECRET" not in caught.value.body
-    assert "SUPERSECRET" not in repr(logs)
-    assert "Incorrect API key provided: **********" in str(caught.value)
+        await assert_errors_and_logs_hide_the_key(
+            client, HELLO, masked="Incorrect API key provided: **********"
+        )
 
 
 async def test_stream_errors_and_logs_never_contain_the_key(respx_mock: respx.MockRouter) -> None:
     respx_mock.post(URL).mock(return_value=_echo_key_error(401))
     async with OpenAIChatClient("gpt-4o-mini", api_key=KEY) as client:
-        with structlog.testing.capture_logs() as logs, pytest.raises(LLMError) as caught:
-            async for _ in client.generate_stream(HELLO):
-                pass
-    assert "SUPERSECRET" not in _everything_shown(caught.value)
-    assert "SUPERSECRET" not in repr(logs)
+        await assert_stream_errors_and_logs_hide_the_key(client, HELLO)
 
 
 async def test_transport_errors_and_logs_never_contain_the_key(
@@ -88,19 +73,13 @@ async def test_transport_errors_and_logs_never_contain_the_key(
 ) -> None:
     respx_mock.post(URL).mock(side_effect=httpx.ConnectError(f"refused for Bearer {KEY}"))
     async with OpenAIChatClient("gpt-4o-mini", api_key=KEY, max_retries=1) as client:
-        with structlog.testing.capture_logs() as logs, pytest.raises(LLMError) as caught:
-            await client.generate(HELLO)
-    assert "SUPERSECRET" not in str(caught.value)
-    assert "SUPERSECRET" not in repr(logs)
+        await assert_transport_errors_and_logs_hide_the_key(client, HELLO)
 
 
 async def test_health_check_logs_never_contain_the_key(respx_mock: respx.MockRouter) -> None:
     respx_mock.get("https://api.openai.com/v1/models").mock(return_value=_echo_key_error(401))
     async with OpenAIChatClient("gpt-4o-mini", api_key=KEY) as client:
-        with structlog.testing.capture_logs() as logs:
-            assert await client.health_check() is False
-    assert logs
-    assert "SUPERSECRET" not in repr(logs)
+        await assert_health_check_logs_hide_the_key(client)
 
 
 async def test_mid_stream_error_event_never_contains_the_key(respx_mock: respx.MockRouter) -> None:
@@ -109,11 +88,7 @@ async def test_mid_stream_error_event_never_contains_the_key(respx_mock: respx.M
         200, headers={"content-type": "text/event-stream"}, content=event.encode()
     )
     async with OpenAIChatClient("gpt-4o-mini", api_key=KEY) as client:
-        with pytest.raises(LLMError) as caught:
-            async for _ in client.generate_stream(HELLO):
-                pass
-    assert "SUPERSECRET" not in _everything_shown(caught.value)
-    assert "SUPERSECRET" not in caught.value.body
+        await assert_a_stream_error_hides_the_key(client, HELLO)
 
 
 async def test_malformed_stream_event_never_shows_the_key(respx_mock: respx.MockRouter) -> None:
