@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import shutil
 import tomllib
@@ -14,6 +15,7 @@ from tests.workspace_rules import (
     imported_modules,
     load_packages,
     requirement_name,
+    stub_exports,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,7 +82,29 @@ def test_each_package_has_its_own_static_version_and_files(name: str) -> None:
 def test_versions_are_read_from_metadata_not_hardcoded() -> None:
     for package in load_packages(ROOT):
         init = (package.src_dir / "__init__.py").read_text()
-        assert f'version("{package.name}")' in init, package.name
+        assert f'distribution="{package.name}"' in init, package.name
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_package_lists_its_public_names_once_in_its_stub(name: str) -> None:
+    package = next(p for p in load_packages(ROOT) if p.name == name)
+    stub = stub_exports(package.src_dir / "__init__.pyi")
+    module = importlib.import_module(package.import_name)
+    assert module.__all__ == sorted({*stub, "__version__"})
+    for public, (module_name, attribute) in stub.items():
+        defining = importlib.import_module(module_name)
+        assert getattr(module, public) is getattr(defining, attribute), public
+    # The stub is the one list: __init__.py itself names no public symbol.
+    init = ast.parse((package.src_dir / "__init__.py").read_text())
+    assigned = {
+        target.id
+        for node in ast.walk(init)
+        if isinstance(node, ast.Assign)
+        for assigned_to in node.targets
+        for target in ast.walk(assigned_to)
+        if isinstance(target, ast.Name) and not target.id.startswith("_")
+    }
+    assert assigned == set(), assigned
 
 
 def _copy_workspace(tmp_path: Path) -> Path:

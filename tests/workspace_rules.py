@@ -120,3 +120,18 @@ def check_dependency_rule(root: Path) -> list[str]:
                         f"{' and '.join(sorted(allowed_imports))}"
                     )
     return violations
+
+
+def stub_exports(stub: Path) -> dict[str, tuple[str, str]]:
+    """Public name -> (module, attribute) of a package's ``__init__.pyi`` re-exports.
+
+    Read independently of ``agentic_core.lazy_exports``, so a test comparing the two catches a
+    helper that drifts from what type checkers see.
+    """
+    found: dict[str, tuple[str, str]] = {}
+    for node in ast.parse(stub.read_text()).body:
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                if alias.asname == alias.name:
+                    found[alias.name] = (node.module, alias.name)
+    return found

@@ -201,11 +201,31 @@ async def test_request_ids_are_stable_across_resumes() -> None:
     assert checkpoint_id is not None
     checkpoint = await store.load(checkpoint_id)
     assert checkpoint is not None
-    assert [r["$t"] for r in checkpoint.pending_requests] == [
-        "agentic_core.graph._events.RequestInfoEvent"
-    ]
+    assert [r["$t"] for r in checkpoint.pending_requests] == ["agentic_core.RequestInfoEvent"]
     [request] = paused.pending_requests
     assert checkpoint.pending_requests[0]["v"]["request_id"] == request.request_id
+
+
+async def test_a_checkpoint_tagged_with_an_old_private_module_path_still_resumes() -> None:
+    # agentic-core 0.1.0 tagged its own classes with their private module paths.
+    store = InMemoryCheckpointStore()
+    workflow = WorkflowBuilder().set_start_executor(Reviewer("reviewer")).build()
+    paused = await workflow.run("d", checkpoint_store=store)
+    assert paused.last_checkpoint_id is not None
+    checkpoint = await store.load(paused.last_checkpoint_id)
+    assert checkpoint is not None
+    old = [
+        dict(data, **{"$t": "agentic_core.graph._events.RequestInfoEvent"})
+        for data in checkpoint.pending_requests
+    ]
+    await store.save(checkpoint.model_copy(update={"id": "old", "pending_requests": old}))
+    [request] = paused.pending_requests
+    done = await workflow.run(
+        checkpoint_id="old",
+        checkpoint_store=store,
+        responses={request.request_id: Approval(approved=True)},
+    )
+    assert done.outputs == ["d: approved"]
 
 
 async def test_a_sub_workflow_sends_child_outputs_on(runtime: Runtime) -> None:

@@ -17,10 +17,10 @@ from agentic_core.agents._memory import (
     memory_score,
     rank_memories,
 )
-from agentic_core.agents._memory_types import Memory, MemoryCategory, MemoryContext, MemoryProvider
-from agentic_core.agents._messages import ChatMessage, Role
-from agentic_core.agents._responses import AgentResponse
-from agentic_core.agents._thread import AgentThread
+from agentic_core.protocols._agent import AgentResponse
+from agentic_core.protocols._memory import Memory, MemoryCategory, MemoryContext, MemoryProvider
+from agentic_core.protocols._messages import ChatMessage, Role
+from agentic_core.protocols._thread import AgentThread
 from agentic_core.stores import InMemoryStateStore
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)

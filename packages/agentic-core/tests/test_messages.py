@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from agentic_core._errors import AgentError
-from agentic_core.agents._chat import (
+from agentic_core.protocols._chat import (
     ChatOptions,
     ChatResponse,
     ChatResponseUpdate,
@@ -16,7 +16,7 @@ from agentic_core.agents._chat import (
     ToolCallDelta,
     parse_tool_arguments,
 )
-from agentic_core.agents._messages import (
+from agentic_core.protocols._messages import (
     ChatMessage,
     FunctionCallContent,
     FunctionResultContent,

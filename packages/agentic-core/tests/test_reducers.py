@@ -10,9 +10,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentic_core._errors import AgentError
-from agentic_core.agents._chat import ChatOptions, ChatResponse, ChatResponseUpdate
-from agentic_core.agents._messages import ChatMessage, FunctionCallContent, Role
-from agentic_core.agents._reducer_types import ChatReducer
 from agentic_core.agents._reducers import (
     MessageCountingReducer,
     NoOpReducer,
@@ -23,8 +20,11 @@ from agentic_core.agents._reducers import (
     estimate_tokens,
     split_into_units,
 )
-from agentic_core.agents._responses import AgentInput, AgentResponse, AgentResponseUpdate
-from agentic_core.agents._thread import AgentThread
+from agentic_core.protocols._agent import AgentInput, AgentResponse, AgentResponseUpdate
+from agentic_core.protocols._chat import ChatOptions, ChatResponse, ChatResponseUpdate
+from agentic_core.protocols._messages import ChatMessage, FunctionCallContent, Role
+from agentic_core.protocols._reducer import ChatReducer
+from agentic_core.protocols._thread import AgentThread
 
 # --- building conversations ----------------------------------------------------------------
 

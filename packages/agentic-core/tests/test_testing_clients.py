@@ -8,14 +8,14 @@ import pytest
 from pydantic import BaseModel
 
 from agentic_core._errors import AgentError
-from agentic_core.agents._chat import (
+from agentic_core.protocols._chat import (
     ChatClient,
     ChatOptions,
     ChatResponse,
     ChatResponseUpdate,
     FinishReason,
 )
-from agentic_core.agents._messages import (
+from agentic_core.protocols._messages import (
     ChatMessage,
     FunctionCallContent,
     Role,

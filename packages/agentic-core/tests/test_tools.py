@@ -13,8 +13,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from agentic_core._errors import ToolError
-from agentic_core.agents._tool_protocol import Tool
 from agentic_core.agents._tools import FunctionTool, tool
+from agentic_core.protocols._tool import Tool
 
 # -- types used by the tools below (module level, so string annotations resolve) ---------------
 

@@ -1,9 +1,18 @@
-"""The exception hierarchy of agentic_core: one root, subclasses, messages that name things."""
+"""The exception hierarchy of agentic_core: one root, subclasses, messages that name things.
+
+``AgenticError`` is the root of the whole workspace: every package's own root error
+(``AgentCoreError`` here, ``LLMError``, ``SandboxError``, ...) subclasses it, so
+``except AgenticError`` catches anything an agentic package raises on purpose.
+"""
 
 from __future__ import annotations
 
 
-class AgentCoreError(Exception):
+class AgenticError(Exception):
+    """Root of every error raised by any agentic package."""
+
+
+class AgentCoreError(AgenticError):
     """Root of every error raised by agentic_core."""
 
 
@@ -57,3 +66,11 @@ class AgentError(AgentCoreError):
 
 class ToolError(AgentCoreError):
     """A tool was defined or called wrongly (bad schema, bad arguments, unknown tool)."""
+
+
+class RoutingError(AgentCoreError):
+    """An edge's condition or a fan-out's selection raised, or returned something unusable."""
+
+    def __init__(self, message: str, *, source_id: str) -> None:
+        super().__init__(message)
+        self.source_id = source_id

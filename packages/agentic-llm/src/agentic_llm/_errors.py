@@ -20,8 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentic_core import AgenticError
 
-class LLMError(Exception):
+
+class LLMError(AgenticError):
     """Root of every error raised by agentic_llm.
 
     ``provider`` names the API ("openai", ...), ``status`` is the HTTP status when there was a

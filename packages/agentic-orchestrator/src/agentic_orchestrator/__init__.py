@@ -1,22 +1,13 @@
 """agentic-orchestrator.
 
 Orchestration patterns, DAG orchestrator, task agents and the agentic command line.
+
+Status: in progress. Nothing is built yet: the package exports only ``__version__``; its
+issue describes what it will hold.
 """
 
-import typing as _typing
+from agentic_core import lazy_exports as _lazy_exports
 
-__all__ = ["__version__"]
-
-if _typing.TYPE_CHECKING:
-    __version__: str
-else:
-
-    def __getattr__(name: str) -> str:
-        # The version is read from the installed metadata on first use: importing
-        # importlib.metadata costs ~30 ms, which `import agentic_orchestrator` should not pay.
-        if name == "__version__":
-            from importlib.metadata import version
-
-            globals()["__version__"] = value = version("agentic-orchestrator")
-            return value
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__, __all__ = _lazy_exports(  # pyright: ignore[reportUnsupportedDunderAll]
+    __name__, __file__, distribution="agentic-orchestrator"
+)

@@ -11,8 +11,10 @@ A program that fails, times out or prints too much is not an error: it is an ``E
 
 from __future__ import annotations
 
+from agentic_core import AgenticError
 
-class SandboxError(Exception):
+
+class SandboxError(AgenticError):
     """Root of every error raised by agentic_sandbox."""
 
 

@@ -13,19 +13,19 @@ from pydantic_core import to_jsonable_python
 
 from agentic_core._errors import AgentError
 from agentic_core.agents._background import BackgroundRuns
-from agentic_core.agents._chat import ChatClient, ChatOptions, ChatResponse, ChatResponseUpdate
-from agentic_core.agents._memory_types import MemoryContext, MemoryProvider
-from agentic_core.agents._messages import ChatMessage, FunctionCallContent, Role, UsageDetails
-from agentic_core.agents._reducer_types import ChatReducer
-from agentic_core.agents._responses import (
+from agentic_core.protocols._agent import (
     AgentInput,
     AgentResponse,
     AgentResponseUpdate,
     ContinuationToken,
     to_messages,
 )
-from agentic_core.agents._thread import AgentThread, ChatMessageStore, InMemoryChatMessageStore
-from agentic_core.agents._tool_protocol import Tool
+from agentic_core.protocols._chat import ChatClient, ChatOptions, ChatResponse, ChatResponseUpdate
+from agentic_core.protocols._memory import MemoryContext, MemoryProvider
+from agentic_core.protocols._messages import ChatMessage, FunctionCallContent, Role, UsageDetails
+from agentic_core.protocols._reducer import ChatReducer
+from agentic_core.protocols._thread import AgentThread, ChatMessageStore, InMemoryChatMessageStore
+from agentic_core.protocols._tool import Tool
 
 _log = structlog.get_logger(__name__)
 

@@ -6,11 +6,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agentic_core.agents._messages import ChatMessage, Role
-from agentic_core.agents._responses import Agent, AgentResponse
 from agentic_core.graph._context import WorkflowContext
-from agentic_core.graph._events import AgentRunUpdateEvent
 from agentic_core.graph._executor import Executor, ExecutorKind, handler
+from agentic_core.protocols._agent import Agent, AgentResponse
+from agentic_core.protocols._events import AgentRunUpdateEvent
+from agentic_core.protocols._messages import ChatMessage, Role
 
 
 class AgentExecutorResponse(BaseModel):

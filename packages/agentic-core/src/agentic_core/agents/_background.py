@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from agentic_core._errors import AgentError
-from agentic_core.agents._responses import AgentResponse, AgentResponseUpdate, ContinuationToken
+from agentic_core.protocols._agent import AgentResponse, AgentResponseUpdate, ContinuationToken
 
 
 @dataclass

@@ -18,13 +18,13 @@ from urllib.parse import quote
 from pydantic import ValidationError
 
 from agentic_core._errors import AgentError
-from agentic_core.agents._memory_types import Memory, MemoryContext
-from agentic_core.agents._messages import ChatMessage
-from agentic_core.agents._responses import AgentResponse
+from agentic_core.protocols._agent import AgentResponse
+from agentic_core.protocols._memory import Memory, MemoryContext
+from agentic_core.protocols._messages import ChatMessage
 
 if TYPE_CHECKING:
-    from agentic_core.agents._thread import AgentThread
-    from agentic_core.protocols import StateStore
+    from agentic_core.protocols._state import StateStore
+    from agentic_core.protocols._thread import AgentThread
 
 __all__ = [
     "InMemoryMemoryProvider",

@@ -24,15 +24,15 @@ from enum import StrEnum
 from typing import Any
 
 from agentic_core._errors import AgentError
-from agentic_core.agents._chat import ChatClient
-from agentic_core.agents._messages import (
+from agentic_core.protocols._agent import Agent
+from agentic_core.protocols._chat import ChatClient
+from agentic_core.protocols._messages import (
     ChatMessage,
     FunctionCallContent,
     FunctionResultContent,
     Role,
     TextContent,
 )
-from agentic_core.agents._responses import Agent
 
 __all__ = [
     "MessageCountingReducer",

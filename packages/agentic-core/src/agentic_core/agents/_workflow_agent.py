@@ -11,16 +11,20 @@ from pydantic_core import to_jsonable_python
 
 from agentic_core._errors import AgentError
 from agentic_core.agents._agent_executor import AgentExecutorResponse
-from agentic_core.agents._messages import ChatMessage, Role, UsageDetails
-from agentic_core.agents._responses import (
+from agentic_core.graph._typing import can_accept
+from agentic_core.protocols._agent import (
     AgentInput,
     AgentResponse,
     AgentResponseUpdate,
     to_messages,
 )
-from agentic_core.agents._thread import AgentThread
-from agentic_core.graph._events import AgentRunUpdateEvent, WorkflowFailedEvent, WorkflowOutputEvent
-from agentic_core.graph._typing import can_accept
+from agentic_core.protocols._events import (
+    AgentRunUpdateEvent,
+    WorkflowFailedEvent,
+    WorkflowOutputEvent,
+)
+from agentic_core.protocols._messages import ChatMessage, Role, UsageDetails
+from agentic_core.protocols._thread import AgentThread
 
 if TYPE_CHECKING:
     from agentic_core.graph._workflow import Workflow

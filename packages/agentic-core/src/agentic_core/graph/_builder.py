@@ -11,7 +11,7 @@ from agentic_core.graph._executor import Executor
 
 if TYPE_CHECKING:
     from agentic_core.graph._workflow import Workflow
-    from agentic_core.protocols import CheckpointStore
+    from agentic_core.protocols._checkpoint import CheckpointStore
 
 ExecutorRef = Executor | str
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Never
 
 from typing_extensions import TypeVar
 
 from agentic_core._errors import ExecutorError, SerializationError
-from agentic_core.graph._events import (
+from agentic_core.protocols._events import (
     AgentRunUpdateEvent,
     RequestInfoEvent,
     WorkflowEvent,
@@ -17,8 +17,8 @@ from agentic_core.graph._events import (
 )
 
 if TYPE_CHECKING:
-    from agentic_core.graph._invocation import ExecutorErrorInfo, Invocation, InvocationResult
     from agentic_core.graph._serialization import TypeRegistry
+    from agentic_core.protocols._runtime import ExecutorErrorInfo, Invocation, InvocationResult
 
 TMessage = TypeVar("TMessage", default=Never)
 TOutput = TypeVar("TOutput", default=Never)
@@ -87,8 +87,8 @@ class WorkflowContext(Generic[TMessage, TOutput]):
         return self._invocation.streaming
 
     @property
-    def previous_errors(self) -> list[ExecutorErrorInfo]:
-        """Errors of this executor's earlier attempts in this run."""
+    def previous_errors(self) -> Sequence[ExecutorErrorInfo]:
+        """Errors of this executor's earlier attempts in this run (an immutable sequence)."""
         return self._invocation.previous_errors
 
     def _check(self, value: Any, what: str) -> None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from agentic_core._errors import AgentCoreError
+from agentic_core._errors import RoutingError
 
 if TYPE_CHECKING:
     from agentic_core.graph._executor import Executor
@@ -70,14 +70,6 @@ class Edge:
         """This edge at builder position ``index``, with its unique ``key``."""
         key = f"{index}:{self.kind.value}:{'|'.join(self.sources)}->{'|'.join(self.targets)}"
         return dataclasses.replace(self, index=index, key=key)
-
-
-class RoutingError(AgentCoreError):
-    """A condition or selection raised, or returned something unusable."""
-
-    def __init__(self, message: str, *, source_id: str) -> None:
-        super().__init__(message)
-        self.source_id = source_id
 
 
 Deliver = Callable[[str, Any], None]

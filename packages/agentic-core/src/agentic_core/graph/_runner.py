@@ -14,10 +14,12 @@ import structlog
 from agentic_core._errors import (
     CheckpointError,
     MaxSuperstepsExceededError,
+    RoutingError,
     WorkflowExecutionError,
 )
-from agentic_core.graph._edges import Edge, FanInBuffer, RoutingError, route_message
-from agentic_core.graph._events import (
+from agentic_core.graph._edges import Edge, FanInBuffer, route_message
+from agentic_core.protocols._checkpoint import Checkpoint
+from agentic_core.protocols._events import (
     ExecutorCompletedEvent,
     ExecutorFailedEvent,
     ExecutorInvokedEvent,
@@ -26,17 +28,16 @@ from agentic_core.graph._events import (
     SuperstepCompletedEvent,
     SuperstepStartedEvent,
     WorkflowEvent,
+    WorkflowOutputEvent,
 )
-from agentic_core.graph._invocation import ExecutorErrorInfo, Invocation, InvocationResult
-from agentic_core.stores._checkpoint_model import Checkpoint
+from agentic_core.protocols._runtime import ExecutorErrorInfo, Invocation, InvocationResult
 
 if TYPE_CHECKING:
-    from agentic_core.graph._runtime import Runtime
     from agentic_core.graph._workflow import Workflow
-    from agentic_core.protocols import CheckpointStore
+    from agentic_core.protocols._checkpoint import CheckpointStore
+    from agentic_core.protocols._runtime import Runtime
 
 _log = structlog.get_logger(__name__)
-_NO_ERRORS: list[ExecutorErrorInfo] = []
 
 
 class RunState:
@@ -74,7 +75,7 @@ class RunState:
         self.shared_state: dict[str, Any] = {}
         self.pending_requests: dict[str, RequestInfoEvent] = {}
         self.executor_states: dict[str, Any] = {}
-        self.errors: dict[str, list[ExecutorErrorInfo]] = {}
+        self.errors: dict[str, tuple[ExecutorErrorInfo, ...]] = {}
         self.outputs: list[Any] = []
         self.outputs_before = 0  # outputs of earlier calls (before a resume)
         self.events: list[WorkflowEvent] = []
@@ -140,17 +141,16 @@ async def run_superstep(run: RunState, runtime: Runtime, store: CheckpointStore 
     errors = run.errors
     invocations = [
         Invocation(
-            run.run_id,
-            workflow.id,
-            superstep,
-            executor_id,
-            inboxes[executor_id],
-            state,
-            1,
-            errors.get(executor_id, _NO_ERRORS) if errors else _NO_ERRORS,
-            executor_states.get(executor_id) if executor_states else None,
-            streaming,
-            run.live,
+            run_id=run.run_id,
+            workflow_id=workflow.id,
+            superstep=superstep,
+            executor_id=executor_id,
+            messages=inboxes[executor_id],
+            shared_state=state,
+            previous_errors=errors.get(executor_id, ()) if errors else (),
+            executor_state=executor_states.get(executor_id) if executor_states else None,
+            streaming=streaming,
+            live=run.live,
         )
         for executor_id in ids
     ]
@@ -226,7 +226,7 @@ def _apply_results(run: RunState, results: list[InvocationResult], superstep: in
     if stream is not None:
         # Keep run()'s view too: custom events (not outputs or lifecycle) go in the result.
         for result in results:
-            run.events.extend(e for e in result.events if type(e).__name__ != "WorkflowOutputEvent")
+            run.events.extend(e for e in result.events if type(e) is not WorkflowOutputEvent)
 
 
 async def _retry_failed(
@@ -245,7 +245,10 @@ async def _retry_failed(
             error = result.error
             if error is None:  # pragma: no cover - failed holds only errored results
                 continue
-            run.errors.setdefault(invocation.executor_id, []).append(error)
+            run.errors[invocation.executor_id] = (
+                *run.errors.get(invocation.executor_id, ()),
+                error,
+            )
             policy = workflow.get_executor(invocation.executor_id).retry
             will_retry = (
                 result.retryable and policy is not None and invocation.attempt < policy.max_attempts
@@ -282,7 +285,7 @@ async def _retry_failed(
             dataclasses.replace(
                 invocations[i],
                 attempt=invocations[i].attempt + 1,
-                previous_errors=list(run.errors[invocations[i].executor_id]),
+                previous_errors=run.errors[invocations[i].executor_id],
             )
             for i in failed
         ]
@@ -314,7 +317,9 @@ async def save_checkpoint(run: RunState, store: CheckpointStore) -> None:
         pending_requests=[encode(request) for request in run.pending_requests.values()],
         executor_states={k: encode(v) for k, v in run.executor_states.items()},
         outputs_so_far=run.outputs_before + len(run.outputs),
-        metadata={"errors": encode(run.errors)} if run.errors else {},
+        metadata={"errors": encode({k: list(v) for k, v in run.errors.items()})}
+        if run.errors
+        else {},
     )
     try:
         run.last_checkpoint_id = await store.save(checkpoint)
@@ -351,7 +356,8 @@ def restore_run(workflow: Workflow, checkpoint: Checkpoint) -> RunState:
         run.pending_requests[request.request_id] = request
     run.executor_states = {k: decode(v) for k, v in checkpoint.executor_states.items()}
     if "errors" in checkpoint.metadata:
-        run.errors = decode(checkpoint.metadata["errors"])
+        errors: dict[str, list[ExecutorErrorInfo]] = decode(checkpoint.metadata["errors"])
+        run.errors = {executor_id: tuple(infos) for executor_id, infos in errors.items()}
     run.outputs_before = checkpoint.outputs_so_far
     run.last_checkpoint_id = checkpoint.id
     return run

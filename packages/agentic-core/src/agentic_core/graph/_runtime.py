@@ -1,95 +1,18 @@
-"""Where invocations run: the Runtime protocol, LocalRuntime (asyncio) and SerializingRuntime."""
+"""Where invocations run: LocalRuntime (asyncio) and SerializingRuntime (the Runtime protocol
+lives in ``agentic_core.protocols``)."""
 
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
-import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any
 
-from agentic_core._errors import ExecutorError, SerializationError
-from agentic_core.graph._context import WorkflowContext
-from agentic_core.graph._invocation import (
-    ExecutorErrorInfo,
+from agentic_core.protocols._runtime import (
     Invocation,
     InvocationResult,
-    ResponseDelivery,
+    WorkflowGraph,
 )
-
-if TYPE_CHECKING:
-    from agentic_core.graph._workflow import Workflow
-
-
-@runtime_checkable
-class Runtime(Protocol):
-    """Runs one superstep's invocations and returns their results, in the same order.
-
-    An invocation is data in, data out: a runtime may run it in this process (``LocalRuntime``)
-    or ship it elsewhere (``NatsRuntime`` in agentic-bus). Executor exceptions come back as
-    ``InvocationResult.error``; the runner applies results at the barrier.
-    """
-
-    async def execute(
-        self, workflow: Workflow, invocations: Sequence[Invocation]
-    ) -> list[InvocationResult]: ...
-
-
-async def invoke_executor(workflow: Workflow, invocation: Invocation) -> InvocationResult:
-    """Run one invocation in this process: every message through the executor's handlers."""
-    executor, stateful, targets, timeout, _ = workflow.plan_of(invocation.executor_id)
-    result = InvocationResult(invocation.executor_id)
-    if stateful:
-        executor = copy.copy(executor)  # per-run state never touches the shared instance
-        executor.restore_state(invocation.executor_state)
-    ctx: WorkflowContext[Any, Any] = WorkflowContext(
-        invocation, result, targets, workflow.type_registry
-    )
-    started = time.perf_counter()
-    try:
-        if timeout is None:
-            await _deliver(executor, invocation.messages, ctx)
-        else:
-            async with asyncio.timeout(timeout):
-                await _deliver(executor, invocation.messages, ctx)
-        if stateful:
-            result.executor_state = executor.snapshot_state()
-    except TimeoutError as exc:
-        _fail(result, invocation, exc, f"timed out after {timeout} s")
-    except (ExecutorError, SerializationError) as exc:
-        _fail(result, invocation, exc, str(exc))
-        result.retryable = False
-    except Exception as exc:  # noqa: BLE001 - any executor error becomes a result, never a crash
-        _fail(result, invocation, exc, str(exc))
-    result.duration_s = time.perf_counter() - started
-    return result
-
-
-async def _deliver(executor: Any, messages: list[Any], ctx: WorkflowContext[Any, Any]) -> None:
-    for message in messages:
-        if type(message) is ResponseDelivery:
-            await executor._handle_response(
-                message.request_id, message.request, message.response, ctx
-            )
-        else:
-            await executor._handle(message, ctx)
-
-
-def _fail(result: InvocationResult, invocation: Invocation, exc: BaseException, text: str) -> None:
-    result.sent.clear()
-    result.outputs.clear()
-    result.events.clear()
-    result.state_writes.clear()
-    result.requests.clear()
-    result.exception = exc
-    result.error = ExecutorErrorInfo(
-        executor_id=invocation.executor_id,
-        superstep=invocation.superstep,
-        attempt=invocation.attempt,
-        error_type=type(exc).__name__,
-        message=text,
-    )
 
 
 async def gather_or_cancel(coros: Sequence[Any]) -> list[Any]:
@@ -111,12 +34,12 @@ class LocalRuntime:
     """
 
     async def execute(
-        self, workflow: Workflow, invocations: Sequence[Invocation]
+        self, workflow: WorkflowGraph, invocations: Sequence[Invocation]
     ) -> list[InvocationResult]:
         """Run ``invocations`` concurrently; results in the same order."""
         if len(invocations) == 1:
-            return [await invoke_executor(workflow, invocations[0])]
-        return await gather_or_cancel([invoke_executor(workflow, inv) for inv in invocations])
+            return [await workflow.run_invocation(invocations[0])]
+        return await gather_or_cancel([workflow.run_invocation(inv) for inv in invocations])
 
 
 class SerializingRuntime:
@@ -127,16 +50,16 @@ class SerializingRuntime:
     """
 
     async def execute(
-        self, workflow: Workflow, invocations: Sequence[Invocation]
+        self, workflow: WorkflowGraph, invocations: Sequence[Invocation]
     ) -> list[InvocationResult]:
         """Round-trip each invocation and result through JSON text, then run it locally."""
         return await gather_or_cancel([self._one(workflow, inv) for inv in invocations])
 
-    async def _one(self, workflow: Workflow, invocation: Invocation) -> InvocationResult:
+    async def _one(self, workflow: WorkflowGraph, invocation: Invocation) -> InvocationResult:
         registry = workflow.type_registry
         wire = json.dumps(registry.encode(_invocation_to_data(invocation)))
         received = _invocation_from_data(registry.decode(json.loads(wire)))
-        result = await invoke_executor(workflow, received)
+        result = await workflow.run_invocation(received)
         wire = json.dumps(registry.encode(_result_to_data(result)))
         return _result_from_data(registry.decode(json.loads(wire)))
 
@@ -150,13 +73,14 @@ def _invocation_to_data(inv: Invocation) -> dict[str, Any]:
         "messages": inv.messages,
         "shared_state": inv.shared_state,
         "attempt": inv.attempt,
-        "previous_errors": inv.previous_errors,
+        "previous_errors": list(inv.previous_errors),
         "executor_state": inv.executor_state,
         "streaming": inv.streaming,
     }
 
 
 def _invocation_from_data(data: dict[str, Any]) -> Invocation:
+    data["previous_errors"] = tuple(data["previous_errors"])
     return Invocation(**data)
 
 

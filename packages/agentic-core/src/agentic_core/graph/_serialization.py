@@ -28,8 +28,23 @@ _SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
 
 
 def type_tag(cls: type) -> str:
-    """The registry tag of a class: ``module.QualName``."""
-    return f"{cls.__module__}.{cls.__qualname__}"
+    """The registry tag of a class: ``module.QualName``.
+
+    A class of an agentic package is tagged ``package.QualName`` (``agentic_core.ChatMessage``):
+    its private module may move between releases, its tag in saved checkpoints must not.
+    """
+    module = cls.__module__
+    if module.startswith("agentic_") and "._" in module:
+        module = module.partition(".")[0]
+    return f"{module}.{cls.__qualname__}"
+
+
+def _stable_tag(tag: str) -> str | None:
+    """The tag an older release wrote with a private module path (``agentic_core.graph._x.C``)."""
+    if tag.startswith("agentic_") and "._" in tag:
+        package, _, rest = tag.partition(".")
+        return f"{package}.{rest.rpartition('.')[2]}"
+    return None
 
 
 def _is_registrable(cls: type) -> bool:
@@ -85,6 +100,9 @@ class TypeRegistry:
     def lookup(self, tag: str) -> type:
         """The class of ``tag``, else ``SerializationError`` saying how to register it."""
         cls = self._by_tag.get(tag)
+        if cls is None and (stable := _stable_tag(tag)) is not None:
+            cls = self._by_tag.get(stable)
+            tag = stable
         if cls is None:
             cls = _event_classes().get(tag)
             if cls is not None:
@@ -253,7 +271,7 @@ def _type_name(tp: type) -> str:
 
 def _event_classes() -> dict[str, type]:
     """Every WorkflowEvent subclass defined in this process, by tag (custom events included)."""
-    from agentic_core.graph._events import WorkflowEvent
+    from agentic_core.protocols._events import WorkflowEvent
 
     found: dict[str, type] = {}
     stack: list[type] = [WorkflowEvent]

@@ -49,7 +49,7 @@ class SubWorkflowExecutor(Executor):
             return
         checkpoint_json, child_request_id = entry
         store = InMemoryCheckpointStore()
-        from agentic_core.stores._checkpoint_model import Checkpoint
+        from agentic_core.protocols._checkpoint import Checkpoint
 
         checkpoint = Checkpoint.model_validate_json(checkpoint_json)
         await store.save(checkpoint)

@@ -8,7 +8,7 @@ import hashlib
 import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from pydantic import BaseModel
@@ -21,16 +21,8 @@ from agentic_core._errors import (
     WorkflowRequestError,
 )
 from agentic_core.graph._edges import Edge, EdgeKind
-from agentic_core.graph._events import (
-    RequestInfoEvent,
-    WorkflowCompletedEvent,
-    WorkflowEvent,
-    WorkflowFailedEvent,
-    WorkflowRunState,
-    WorkflowStartedEvent,
-)
 from agentic_core.graph._executor import Executor
-from agentic_core.graph._invocation import ExecutorErrorInfo, ResponseDelivery
+from agentic_core.graph._invoke import ExecutorPlan, invoke_executor
 from agentic_core.graph._runner import (
     RunState,
     monotonic,
@@ -38,14 +30,29 @@ from agentic_core.graph._runner import (
     restore_run,
     run_superstep,
 )
-from agentic_core.graph._runtime import LocalRuntime, Runtime
+from agentic_core.graph._runtime import LocalRuntime
 from agentic_core.graph._serialization import TypeRegistry
 from agentic_core.graph._typing import describe, matcher_for
-from agentic_core.stores._checkpoint_model import CHECKPOINT_SCHEMA_VERSION
+from agentic_core.protocols._checkpoint import CHECKPOINT_SCHEMA_VERSION
+from agentic_core.protocols._events import (
+    RequestInfoEvent,
+    WorkflowCompletedEvent,
+    WorkflowEvent,
+    WorkflowFailedEvent,
+    WorkflowRunState,
+    WorkflowStartedEvent,
+)
+from agentic_core.protocols._runtime import (
+    ExecutorErrorInfo,
+    Invocation,
+    InvocationResult,
+    ResponseDelivery,
+    Runtime,
+)
 
 if TYPE_CHECKING:
-    from agentic_core.agents._workflow_agent import WorkflowAgent
-    from agentic_core.protocols import CheckpointStore
+    from agentic_core.protocols._agent import Agent
+    from agentic_core.protocols._checkpoint import CheckpointStore
 
 _log = structlog.get_logger(__name__)
 _DEFAULT_RUNTIME = LocalRuntime()
@@ -202,6 +209,12 @@ class Workflow:
 
     # -- running --------------------------------------------------------------------------------
 
+    async def run_invocation(self, invocation: Invocation) -> InvocationResult:
+        """Run one executor invocation in this process (what every runtime's workers call)."""
+        return await invoke_executor(
+            self._plans[invocation.executor_id], self._registry, invocation
+        )
+
     async def run(
         self,
         message: Any = None,
@@ -291,8 +304,12 @@ class Workflow:
                 with contextlib.suppress(asyncio.CancelledError):
                     await step
 
-    def as_agent(self, name: str | None = None) -> WorkflowAgent:
-        """This workflow behind the Agent interface (its start executor takes list[ChatMessage])."""
+    def as_agent(self, name: str | None = None) -> Agent:
+        """This workflow behind the Agent interface (its start executor takes list[ChatMessage]).
+
+        Returns a ``WorkflowAgent``.
+        """
+        # The agent layer builds on the graph, so the graph reaches up to it only here.
         from agentic_core.agents._workflow_agent import WorkflowAgent
 
         return WorkflowAgent(self, name=name)
@@ -436,16 +453,6 @@ class Workflow:
         for request_id in run.pending_requests:
             self._paused[request_id] = run
         return tail
-
-
-class ExecutorPlan(NamedTuple):
-    """An executor with what the hot path needs of it, resolved once."""
-
-    executor: Executor
-    stateful: bool
-    targets: frozenset[str]
-    timeout_s: float | None
-    direct_targets: tuple[str, ...] | None  # only unconditional direct edges: route inline
 
 
 def _direct_targets(edges: tuple[Edge, ...]) -> tuple[str, ...] | None:

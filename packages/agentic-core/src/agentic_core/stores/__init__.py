@@ -1,6 +1,6 @@
 """Checkpoint and state stores: the data model, in-memory versions and portable back-ends."""
 
-from agentic_core.stores._checkpoint_model import (
+from agentic_core.protocols._checkpoint import (
     CHECKPOINT_SCHEMA_VERSION,
     Checkpoint,
     CheckpointMetadata,

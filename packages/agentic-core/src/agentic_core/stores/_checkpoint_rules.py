@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from agentic_core._errors import CheckpointError
-from agentic_core.stores._checkpoint_model import Checkpoint, CheckpointMetadata
+from agentic_core.protocols._checkpoint import Checkpoint, CheckpointMetadata
 
 __all__ = [
     "check_keep_last",

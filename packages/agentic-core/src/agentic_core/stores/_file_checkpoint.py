@@ -21,7 +21,7 @@ import structlog
 from pydantic import ValidationError
 
 from agentic_core._errors import CheckpointError
-from agentic_core.stores._checkpoint_model import Checkpoint, CheckpointMetadata
+from agentic_core.protocols._checkpoint import Checkpoint, CheckpointMetadata
 from agentic_core.stores._checkpoint_rules import (
     check_keep_last,
     checkpoint_order,

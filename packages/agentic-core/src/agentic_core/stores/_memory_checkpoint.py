@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 from dataclasses import dataclass
 
-from agentic_core.stores._checkpoint_model import Checkpoint, CheckpointMetadata
+from agentic_core.protocols._checkpoint import Checkpoint, CheckpointMetadata
 from agentic_core.stores._checkpoint_rules import (
     check_keep_last,
     checkpoint_order,

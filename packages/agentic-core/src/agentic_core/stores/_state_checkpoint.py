@@ -19,7 +19,7 @@ from urllib.parse import quote, unquote
 from pydantic import ValidationError
 
 from agentic_core._errors import CheckpointError
-from agentic_core.stores._checkpoint_model import Checkpoint, CheckpointMetadata
+from agentic_core.protocols._checkpoint import Checkpoint, CheckpointMetadata
 from agentic_core.stores._checkpoint_rules import (
     check_keep_last,
     checkpoint_order,
@@ -28,7 +28,7 @@ from agentic_core.stores._checkpoint_rules import (
 )
 
 if TYPE_CHECKING:
-    from agentic_core.protocols import StateStore
+    from agentic_core.protocols._state import StateStore
 
 __all__ = ["StateStoreCheckpointStore"]
 

@@ -16,15 +16,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequen
 from typing import TypeAlias
 
 from agentic_core._errors import AgentError
-from agentic_core.agents._chat import (
-    BaseChatClient,
+from agentic_core.agents._base_client import BaseChatClient
+from agentic_core.protocols._chat import (
     ChatOptions,
     ChatResponse,
     ChatResponseUpdate,
     FinishReason,
     ToolCallDelta,
 )
-from agentic_core.agents._messages import (
+from agentic_core.protocols._messages import (
     ChatMessage,
     FunctionCallContent,
     FunctionResultContent,

@@ -9,7 +9,7 @@ from typing import ClassVar
 
 import pytest
 
-from agentic_core._sandbox import InteractiveSandbox, Sandbox
+from agentic_core.protocols._sandbox import InteractiveSandbox, Sandbox
 
 
 class SandboxConformance:

@@ -42,7 +42,8 @@ from typing import Any, ClassVar, cast
 import pytest
 
 from agentic_core._errors import CheckpointError, SerializationError
-from agentic_core.protocols import CheckpointStore, StateStore
+from agentic_core.protocols._checkpoint import CheckpointStore
+from agentic_core.protocols._state import StateStore
 from agentic_core.stores import Checkpoint, CheckpointMetadata
 from agentic_core.testing._sandbox_conformance import (
     InteractiveSandboxConformance,

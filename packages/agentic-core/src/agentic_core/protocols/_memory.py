@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from agentic_core.agents._messages import ChatMessage
+from agentic_core.protocols._messages import ChatMessage
 
 if TYPE_CHECKING:
-    from agentic_core.agents._responses import AgentResponse
-    from agentic_core.agents._thread import AgentThread
+    from agentic_core.protocols._agent import AgentResponse
+    from agentic_core.protocols._thread import AgentThread
 
 
 class MemoryCategory(StrEnum):

@@ -1,17 +1,17 @@
-"""The model side of an agent: options, responses, streaming updates and the ChatClient protocol."""
+"""The model side of an agent: the ChatClient protocol and the options, replies and streamed
+updates it speaks."""
 
 from __future__ import annotations
 
 import json
-from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterable, Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentic_core._errors import AgentError
-from agentic_core.agents._messages import (
+from agentic_core.protocols._messages import (
     ChatMessage,
     Content,
     FunctionCallContent,
@@ -19,10 +19,7 @@ from agentic_core.agents._messages import (
     TextContent,
     UsageDetails,
 )
-from agentic_core.agents._tool_protocol import Tool
-
-if TYPE_CHECKING:
-    from agentic_core.agents._agent import ChatAgent
+from agentic_core.protocols._tool import Tool
 
 
 class FinishReason(StrEnum):
@@ -183,35 +180,3 @@ class ChatClient(Protocol):
     ) -> AsyncIterator[ChatResponseUpdate]: ...
 
     async def health_check(self) -> bool: ...
-
-
-class BaseChatClient(ABC):
-    """Optional base for chat clients: ``generate`` and ``generate_stream`` to implement,
-    ``health_check`` and ``as_agent`` provided."""
-
-    provider: str = "custom"
-    model: str = ""
-
-    @abstractmethod
-    async def generate(
-        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
-    ) -> ChatResponse:
-        """One complete reply to ``messages``."""
-
-    @abstractmethod
-    def generate_stream(
-        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
-    ) -> AsyncIterator[ChatResponseUpdate]:
-        """The reply to ``messages`` as it is produced."""
-
-    async def health_check(self) -> bool:
-        """Whether the model can be reached (default: True)."""
-        return True
-
-    def as_agent(
-        self, instructions: str | None = None, name: str | None = None, **kwargs: Any
-    ) -> ChatAgent:
-        """A ``ChatAgent`` on this client (keywords as ``ChatAgent``'s)."""
-        from agentic_core.agents._agent import ChatAgent
-
-        return ChatAgent(self, instructions, name=name, **kwargs)

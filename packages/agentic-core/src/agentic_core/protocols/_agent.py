@@ -8,8 +8,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from agentic_core.agents._messages import ChatMessage, UsageDetails
-from agentic_core.agents._thread import AgentThread
+from agentic_core.protocols._messages import ChatMessage, UsageDetails
+from agentic_core.protocols._thread import AgentThread
 
 
 def _now() -> datetime:

@@ -1,14 +1,18 @@
-"""An executor invocation as data: what goes in, what comes out. Runtimes move these around."""
+"""The Runtime protocol and the data it moves: invocations in, invocation results out.
+
+A runtime runs one superstep's executor invocations somewhere (this process, a worker pool)
+and returns their results; the engine plans the invocations and applies the results.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from agentic_core.graph._events import RequestInfoEvent, WorkflowEvent
+from agentic_core.protocols._events import RequestInfoEvent, WorkflowEvent
 
 
 class ExecutorErrorInfo(BaseModel):
@@ -30,10 +34,7 @@ class ResponseDelivery:
     response: Any
 
 
-NO_STATE: Any = None
-
-
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class Invocation:
     """One executor's work in one superstep: its messages and the run's view at the barrier."""
 
@@ -44,11 +45,12 @@ class Invocation:
     messages: list[Any]
     shared_state: dict[str, Any]
     attempt: int = 1
-    previous_errors: list[ExecutorErrorInfo] = field(default_factory=list[ExecutorErrorInfo])
-    executor_state: Any = NO_STATE
+    previous_errors: tuple[ExecutorErrorInfo, ...] = ()
+    """Errors of this executor's earlier attempts in this run (immutable: shared freely)."""
+    executor_state: Any = None
     streaming: bool = False
     live: Callable[[WorkflowEvent], None] | None = None
-    """Where streaming updates (``AgentRunUpdateEvent``) go at once; local runtimes only."""
+    """Where events go at once, while the invocation runs (local runtimes only)."""
 
     @property
     def invocation_id(self) -> str:
@@ -57,7 +59,7 @@ class Invocation:
 
 
 class InvocationResult:
-    """Everything one invocation produced, applied by the runner at the barrier.
+    """Everything one invocation produced, applied by the engine at the barrier.
 
     ``exception`` is set by local runtimes only (never serialized).
     """
@@ -79,12 +81,13 @@ class InvocationResult:
     def __init__(
         self,
         executor_id: str,
+        *,
         sent: list[tuple[Any, str | None]] | None = None,
         outputs: list[Any] | None = None,
         events: list[WorkflowEvent] | None = None,
         state_writes: dict[str, Any] | None = None,
         requests: list[RequestInfoEvent] | None = None,
-        executor_state: Any = NO_STATE,
+        executor_state: Any = None,
         error: ExecutorErrorInfo | None = None,
         retryable: bool = True,
         duration_s: float = 0.0,
@@ -101,3 +104,48 @@ class InvocationResult:
         self.retryable = retryable
         self.duration_s = duration_s
         self.exception = exception
+
+
+@runtime_checkable
+class TypeCodec(Protocol):
+    """Turns a workflow's values into JSON-able, type-tagged data and back."""
+
+    def encode(self, value: Any) -> Any: ...
+
+    def decode(self, data: Any) -> Any: ...
+
+
+@runtime_checkable
+class WorkflowGraph(Protocol):
+    """What a runtime needs of a compiled workflow (a ``Workflow`` is one).
+
+    ``run_invocation`` runs one invocation on this process's executors: the one function every
+    runtime (and every remote worker) calls, so results never depend on where they ran.
+    """
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    def fingerprint(self) -> str: ...
+
+    @property
+    def type_registry(self) -> TypeCodec: ...
+
+    async def run_invocation(self, invocation: Invocation) -> InvocationResult: ...
+
+
+@runtime_checkable
+class Runtime(Protocol):
+    """Runs one superstep's invocations and returns their results, in the same order.
+
+    An invocation is data in, data out: a runtime may run it in this process (``LocalRuntime``)
+    or ship it elsewhere (a worker pool). Executor exceptions come back as
+    ``InvocationResult.error``; the engine applies results at the barrier.
+    """
+
+    async def execute(
+        self, workflow: WorkflowGraph, invocations: Sequence[Invocation]
+    ) -> list[InvocationResult]: ...

@@ -1,9 +1,11 @@
-"""The checkpoint data model: everything a run needs to resume, as JSON-able data."""
+"""Checkpoints: the data model (everything a run needs to resume, JSON-able) and the
+CheckpointStore protocol."""
 
 from __future__ import annotations
 
+import builtins
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -70,3 +72,29 @@ class Checkpoint(BaseModel):
             superstep=self.superstep,
             created_at=self.created_at,
         )
+
+
+@runtime_checkable
+class CheckpointStore(Protocol):
+    """Where a workflow saves a checkpoint at every superstep barrier.
+
+    ``save`` is atomic: a reader sees the whole checkpoint or none of it. A saved checkpoint is
+    immutable: later changes to the object passed to ``save`` or returned by ``load`` never
+    change what the store holds. ``list`` and ``latest`` order by superstep, then creation time.
+    """
+
+    async def save(self, checkpoint: Checkpoint) -> str: ...
+
+    async def load(self, checkpoint_id: str) -> Checkpoint | None: ...
+
+    async def list(
+        self, *, workflow_id: str | None = None, run_id: str | None = None
+    ) -> builtins.list[CheckpointMetadata]: ...
+
+    async def latest(self, run_id: str) -> Checkpoint | None: ...
+
+    async def delete(self, checkpoint_id: str) -> bool: ...
+
+    async def delete_all(self, run_id: str) -> int: ...
+
+    async def cleanup_keep_last(self, run_id: str, n: int) -> int: ...

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from agentic_core.agents._messages import ChatMessage
+from agentic_core.protocols._messages import ChatMessage
 
 
 @runtime_checkable
