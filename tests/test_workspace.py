@@ -12,7 +12,10 @@ import pytest
 
 from tests.workspace_rules import (
     check_dependency_rule,
+    import_cycles,
+    import_graph,
     imported_modules,
+    layering_violations,
     load_packages,
     requirement_name,
     stub_exports,
@@ -200,3 +203,47 @@ def test_checker_requires_core_in_every_other_package(tmp_path: Path) -> None:
 def test_imported_modules_reads_absolute_imports_only() -> None:
     found = imported_modules("import a.b\nfrom c.d import e\nfrom . import f\nfrom .g import h\n")
     assert found == [(1, "a"), (2, "c")]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_no_package_has_an_import_cycle_type_only_imports_included(name: str) -> None:
+    package = next(p for p in load_packages(ROOT) if p.name == name)
+    assert import_cycles(import_graph(package.path / "src")) == []
+
+
+def test_core_is_layered_protocols_below_graph_below_agents() -> None:
+    core = next(p for p in load_packages(ROOT) if p.name == "agentic-core")
+    assert layering_violations(import_graph(core.path / "src")) == []
+
+
+def test_cycle_checker_sees_a_type_only_cycle(tmp_path: Path) -> None:
+    src = tmp_path / "src" / "pkg"
+    src.mkdir(parents=True)
+    (src / "__init__.py").write_text("")
+    (src / "a.py").write_text("from pkg.b import B\n")
+    (src / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import a\nB = 1\n"
+    )
+    (src / "c.py").write_text("def f():\n    from pkg import a\n")  # deferred: no edge
+    graph = import_graph(tmp_path / "src")
+    assert import_cycles(graph) == [["pkg.a", "pkg.b"]]
+    assert "pkg.a" not in graph["pkg.c"]
+
+
+def test_layering_checker_sees_the_graph_importing_agents(tmp_path: Path) -> None:
+    src = tmp_path / "src" / "agentic_core"
+    for sub in ("graph", "agents", "protocols"):
+        (src / sub).mkdir(parents=True)
+        (src / sub / "__init__.py").write_text("")
+    (src / "__init__.py").write_text("")
+    (src / "agents" / "_agent.py").write_text("X = 1\n")
+    (src / "graph" / "_workflow.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from agentic_core.agents._agent import X\n"
+    )
+    (src / "protocols" / "_chat.py").write_text("from agentic_core.graph._workflow import Y\n")
+    graph_rule, floor_rule = layering_violations(import_graph(tmp_path / "src"))
+    assert graph_rule.startswith("agentic_core.graph._workflow imports agentic_core.agents._agent")
+    assert floor_rule.startswith(
+        "agentic_core.protocols._chat imports agentic_core.graph._workflow"
+    )

@@ -135,3 +135,107 @@ def stub_exports(stub: Path) -> dict[str, tuple[str, str]]:
                 if alias.asname == alias.name:
                     found[alias.name] = (node.module, alias.name)
     return found
+
+
+def _module_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Imports a module runs or a type checker follows: top level, under ``if`` (including
+    ``if TYPE_CHECKING:``) and ``try``; not those inside functions, which run on first use."""
+    found: list[ast.Import | ast.ImportFrom] = []
+
+    def walk(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.append(node)
+            elif isinstance(node, ast.If):
+                walk(node.body)
+                walk(node.orelse)
+            elif isinstance(node, ast.Try):
+                walk(node.body)
+                walk(node.orelse)
+                walk(node.finalbody)
+                for handler in node.handlers:
+                    walk(handler.body)
+
+    walk(tree.body)
+    return found
+
+
+def import_graph(src: Path) -> dict[str, set[str]]:
+    """Module -> the modules of the same source tree it imports at module level."""
+    modules: dict[str, Path] = {}
+    for path in src.rglob("*.py"):
+        parts = list(path.relative_to(src).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in _module_level_imports(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    base = ".".join([*anchor, *([node.module] if node.module else [])])
+                targets = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                    for alias in node.names
+                ]
+            for imported in targets:
+                module = imported
+                while module and module not in modules:
+                    module = module.rpartition(".")[0]
+                if module and module != name:
+                    graph[name].add(module)
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every import cycle of ``graph`` (strongly connected components of 2+ modules), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for target in sorted(graph[module]):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component: list[str] = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == module:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(cycles)
+
+
+def layering_violations(graph: dict[str, set[str]]) -> list[str]:
+    """agentic_core's layers: the protocols import only themselves and ``_errors``, and the
+    graph engine does not import the agent layer that builds on it."""
+    found: list[str] = []
+    floor_ok = ("agentic_core.protocols", "agentic_core._errors", "agentic_core._lazy")
+    for module, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            if module.startswith("agentic_core.protocols") and not target.startswith(floor_ok):
+                found.append(f"{module} imports {target}: the protocols import no implementation")
+            if module.startswith("agentic_core.graph") and target.startswith("agentic_core.agents"):
+                found.append(f"{module} imports {target}: the graph engine must not import agents/")
+    return found

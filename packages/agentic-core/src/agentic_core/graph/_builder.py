@@ -155,6 +155,18 @@ class WorkflowBuilder:
         self._add(Edge(EdgeKind.FAN_IN, source_ids, (self._ref(target),)))
         return self
 
+    def add_collect_edge(self, source: ExecutorRef, target: ExecutorRef) -> Self:
+        """Collect edge: ``target`` gets one list of every message ``source`` sent in a superstep.
+
+        The reduce side of a dynamic map: when ``source`` handles several messages in one
+        superstep as concurrent invocations (LangGraph's ``Send``), everything those invocations
+        send along this edge reaches ``target`` together in the next superstep, as one list in
+        delivery order. A superstep in which ``source`` sent nothing delivers nothing.
+        """
+        source_id = self._ref(source)
+        self._add(Edge(EdgeKind.COLLECT, (source_id,), (self._ref(target),)))
+        return self
+
     def with_checkpointing(self, store: CheckpointStore) -> Self:
         """Save a checkpoint to ``store`` at every superstep barrier."""
         self._checkpoint_store = store

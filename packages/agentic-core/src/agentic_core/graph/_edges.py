@@ -25,13 +25,14 @@ ExecutorRef = "Executor | str"
 
 
 class EdgeKind(StrEnum):
-    """The five edge types."""
+    """The five edge types, and the collect edge of dynamic maps."""
 
     DIRECT = "direct"
     CONDITIONAL = "conditional"
     SWITCH = "switch"
     FAN_OUT = "fan_out"
     FAN_IN = "fan_in"
+    COLLECT = "collect"
 
 
 class Case:
@@ -127,8 +128,13 @@ async def route_message(
     target_id: str | None,
     deliver: Deliver,
     fan_in: Callable[[Edge], FanInBuffer],
+    collect: Callable[[Edge], list[Any]],
 ) -> None:
-    """Send ``message`` from ``source`` along its outgoing ``edges``, in the order added."""
+    """Send ``message`` from ``source`` along its outgoing ``edges``, in the order added.
+
+    A collect edge only gathers: the caller delivers each collect edge's list once every
+    message of the superstep has been routed.
+    """
     for edge in edges:
         kind = edge.kind
         if kind is EdgeKind.DIRECT or kind is EdgeKind.CONDITIONAL:
@@ -151,13 +157,15 @@ async def route_message(
                 target = edge.targets[index]
                 if target_id is None or target == target_id:
                     deliver(target, message)
-        else:  # FAN_IN
+        elif kind is EdgeKind.FAN_IN:
             target = edge.targets[0]
             if target_id is not None and target != target_id:
                 continue
             batch = fan_in(edge).add(source, message)
             if batch is not None:
                 deliver(target, batch)
+        elif target_id is None or edge.targets[0] == target_id:  # COLLECT
+            collect(edge).append(message)
 
 
 def _select(edge: Edge, message: Any) -> Sequence[int]:

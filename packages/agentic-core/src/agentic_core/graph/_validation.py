@@ -58,12 +58,13 @@ def _check_reachable(start: str, executors: Mapping[str, Executor], edges: Seque
 
 
 def _check_types(edge: Edge, executors: Mapping[str, Executor]) -> None:
-    if edge.kind is EdgeKind.FAN_IN:
+    if edge.kind is EdgeKind.FAN_IN or edge.kind is EdgeKind.COLLECT:
+        what = "fan-in" if edge.kind is EdgeKind.FAN_IN else "collect"
         target = executors[edge.targets[0]]
         list_handlers = [s.message_type for s in target.handlers if accepts_list(s.message_type)]
         if not list_handlers:
             raise GraphValidationError(
-                f"fan-in target '{target.id}' has no handler for a list (it accepts "
+                f"{what} target '{target.id}' has no handler for a list (it accepts "
                 f"{_accepted(target)}); annotate a handler with list[T]"
             )
         for source_id in edge.sources:
@@ -72,7 +73,7 @@ def _check_types(edge: Edge, executors: Mapping[str, Executor]) -> None:
                 can_accept(list_element(h), p) for p in produced for h in list_handlers
             ):
                 raise GraphValidationError(
-                    f"fan-in edge {source_id} -> {target.id}: '{source_id}' sends "
+                    f"{what} edge {source_id} -> {target.id}: '{source_id}' sends "
                     f"{_names(produced)} but '{target.id}' accepts only "
                     f"{', '.join(describe(h) for h in list_handlers)}"
                 )

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from agentic_core.graph._edges import EdgeKind
 
 if TYPE_CHECKING:
-    from agentic_core.graph._workflow import Workflow
+    from agentic_core.graph._graph import CompiledGraph
 
 _SAFE = re.compile(r"[^A-Za-z0-9_]")
 
@@ -21,7 +21,7 @@ def _label(text: str) -> str:
     return text.replace('"', "'")
 
 
-def to_mermaid(workflow: Workflow) -> str:
+def to_mermaid(workflow: CompiledGraph) -> str:
     """A Mermaid ``flowchart TD``: start node bold, fan-in as a join node, edge kinds as labels."""
     lines = ["flowchart TD"]
     for executor_id in workflow.executors:
@@ -47,7 +47,7 @@ def to_mermaid(workflow: Workflow) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_dot(workflow: Workflow) -> str:
+def to_dot(workflow: CompiledGraph) -> str:
     """A Graphviz ``digraph``: dashed edges are conditional, a point node joins a fan-in."""
     lines = [f'digraph "{_label(workflow.name)}" {{', "    rankdir=TB;", "    node [shape=box];"]
     for executor_id in workflow.executors:
@@ -75,4 +75,6 @@ def _edge_label(kind: EdgeKind, position: int, conditions: tuple[object, ...]) -
         return "default" if conditions[position] is None else f"case {position + 1}"
     if kind is EdgeKind.FAN_OUT:
         return "fan-out"
+    if kind is EdgeKind.COLLECT:
+        return "collect"
     return ""

@@ -1,39 +1,42 @@
-"""Workflow: an immutable compiled graph that serves any number of concurrent runs."""
+"""Workflow: a compiled graph and the API that runs it, any number of runs at once.
+
+The engine's parts, one job each: ``CompiledGraph`` (the structure), ``RunState`` (one run),
+``_step`` (the pure superstep: plan, apply, route), ``_loop`` (runtime calls, retries,
+checkpoints, event relay) and ``PausedRuns`` (runs waiting for answers). This module only
+turns the public calls into those steps.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import hashlib
-import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-
-import structlog
-from pydantic import BaseModel
 
 from agentic_core._errors import (
     CheckpointError,
     IncompatibleCheckpointError,
     SerializationError,
     WorkflowExecutionError,
-    WorkflowRequestError,
 )
-from agentic_core.graph._edges import Edge, EdgeKind
+from agentic_core.graph._edges import Edge
 from agentic_core.graph._executor import Executor
-from agentic_core.graph._invoke import ExecutorPlan, invoke_executor
-from agentic_core.graph._runner import (
-    RunState,
-    monotonic,
-    new_run_id,
-    restore_run,
-    run_superstep,
-)
+from agentic_core.graph._graph import CompiledGraph
+from agentic_core.graph._loop import drive, monotonic, save_checkpoint, stream
+from agentic_core.graph._paused import PausedRuns
+from agentic_core.graph._run_state import RunState, new_run_id, restore_run, start_run
 from agentic_core.graph._runtime import LocalRuntime
-from agentic_core.graph._serialization import TypeRegistry
-from agentic_core.graph._typing import describe, matcher_for
-from agentic_core.protocols._checkpoint import CHECKPOINT_SCHEMA_VERSION
+from agentic_core.graph._step import (
+    deliver_responses,
+    end_call,
+    reissue_pending,
+    update_shared_state,
+)
+from agentic_core.protocols._checkpoint import (
+    CHECKPOINT_SCHEMA_VERSION,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointStore,
+)
 from agentic_core.protocols._events import (
     RequestInfoEvent,
     WorkflowCompletedEvent,
@@ -42,19 +45,11 @@ from agentic_core.protocols._events import (
     WorkflowRunState,
     WorkflowStartedEvent,
 )
-from agentic_core.protocols._runtime import (
-    ExecutorErrorInfo,
-    Invocation,
-    InvocationResult,
-    ResponseDelivery,
-    Runtime,
-)
+from agentic_core.protocols._runtime import ExecutorErrorInfo, Runtime
 
 if TYPE_CHECKING:
     from agentic_core.protocols._agent import Agent
-    from agentic_core.protocols._checkpoint import CheckpointStore
 
-_log = structlog.get_logger(__name__)
 _DEFAULT_RUNTIME = LocalRuntime()
 
 
@@ -82,10 +77,21 @@ class WorkflowRunResult:
         return self.outputs
 
 
-class Workflow:
+@dataclass(frozen=True, slots=True)
+class _Start:
+    """A run about to be driven by one call, and how it began."""
+
+    run: RunState
+    store: CheckpointStore | None
+    resumed: bool
+
+
+class Workflow(CompiledGraph):
     """A compiled, validated graph. Build it with ``WorkflowBuilder``; run it many times at once.
 
-    Per-run state lives in the run, never here: one ``Workflow`` serves concurrent runs.
+    Per-run state lives in the run, never here: one ``Workflow`` serves concurrent runs. The
+    only thing it keeps is a bounded index of runs paused in this process on requests, so
+    ``send_responses`` can find them.
     """
 
     def __init__(
@@ -98,98 +104,15 @@ class Workflow:
         max_supersteps: int,
         checkpoint_store: CheckpointStore | None,
     ) -> None:
-        self.name = name
-        self.start_executor_id = start_executor_id
-        self.max_supersteps = max_supersteps
-        self.checkpoint_store = checkpoint_store
-        self._executors = executors
-        self._edges = edges
-        self._edges_from: dict[str, tuple[Edge, ...]] = {}
-        targets: dict[str, set[str]] = {executor_id: set() for executor_id in executors}
-        for edge in edges:
-            for source in edge.sources:
-                self._edges_from[source] = (*self._edges_from.get(source, ()), edge)
-                targets[source].update(edge.targets)
-        self._targets = {k: frozenset(v) for k, v in targets.items()}
-        self._plans = {
-            executor_id: ExecutorPlan(
-                executor,
-                executor.is_stateful,
-                self._targets[executor_id],
-                executor.retry.timeout_s if executor.retry is not None else None,
-                _direct_targets(self._edges_from.get(executor_id, ())),
-            )
-            for executor_id, executor in executors.items()
-        }
-        self._registry = TypeRegistry()
-        self._registry.register(ResponseDelivery)
-        self._registry.register(ExecutorErrorInfo)
-        for executor in executors.values():
-            for spec in executor.handlers:
-                self._registry.register_annotation(spec.message_type)
-                for tp in (*(spec.sends or ()), *(spec.yields or ())):
-                    self._registry.register_annotation(tp)
-            for spec in executor.response_handlers:
-                for tp in (spec.request_type, spec.response_type, *(spec.sends or ())):
-                    self._registry.register_annotation(tp)
-        self._fingerprint = self._compute_fingerprint()
-        self.id = f"{name}-{self._fingerprint[:12]}"
-        self._paused: dict[str, RunState] = {}
-        # Executors that stream while they run (agents): run_stream then relays live updates.
-        self._streams_live = any(getattr(e, "streams_live", False) for e in executors.values())
-
-    # -- structure ------------------------------------------------------------------------------
-
-    @property
-    def executors(self) -> Mapping[str, Executor]:
-        """The executors by id."""
-        return self._executors
-
-    @property
-    def edges(self) -> tuple[Edge, ...]:
-        """The edge groups, in the order they were added."""
-        return self._edges
-
-    @property
-    def type_registry(self) -> TypeRegistry:
-        """The types this workflow encodes and decodes (from its handlers' annotations)."""
-        return self._registry
-
-    def plan_of(self, executor_id: str) -> ExecutorPlan:
-        """What the runner needs of an executor, resolved once at build time."""
-        return self._plans[executor_id]
-
-    def get_executor(self, executor_id: str) -> Executor:
-        """The executor with ``executor_id``."""
-        return self._executors[executor_id]
-
-    def edges_from(self, executor_id: str) -> tuple[Edge, ...]:
-        """The outgoing edge groups of ``executor_id``."""
-        return self._edges_from.get(executor_id, ())
-
-    def targets_of(self, executor_id: str) -> frozenset[str]:
-        """Every executor ``executor_id`` has an edge to."""
-        return self._targets[executor_id]
-
-    def fingerprint(self) -> str:
-        """A stable hash of the graph: executor ids and kinds, start, edges."""
-        return self._fingerprint
-
-    def _compute_fingerprint(self) -> str:
-        shape = {
-            "start": self.start_executor_id,
-            "executors": sorted([e.id, e.kind.value] for e in self._executors.values()),
-            "edges": [
-                [
-                    e.kind.value,
-                    list(e.sources),
-                    list(e.targets),
-                    [c is not None for c in e.conditions],
-                ]
-                for e in self._edges
-            ],
-        }
-        return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()
+        super().__init__(
+            name=name,
+            executors=executors,
+            edges=edges,
+            start_executor_id=start_executor_id,
+            max_supersteps=max_supersteps,
+            checkpoint_store=checkpoint_store,
+        )
+        self._paused = PausedRuns()
 
     def to_mermaid(self) -> str:
         """The graph as a Mermaid flowchart."""
@@ -204,105 +127,8 @@ class Workflow:
         return to_dot(self)
 
     def __repr__(self) -> str:
-        size = f"executors={len(self._executors)}, edges={len(self._edges)}"
+        size = f"executors={len(self.executors)}, edges={len(self.edges)}"
         return f"Workflow(name={self.name!r}, {size})"
-
-    # -- running --------------------------------------------------------------------------------
-
-    async def run_invocation(self, invocation: Invocation) -> InvocationResult:
-        """Run one executor invocation in this process (what every runtime's workers call)."""
-        return await invoke_executor(
-            self._plans[invocation.executor_id], self._registry, invocation
-        )
-
-    async def run(
-        self,
-        message: Any = None,
-        *,
-        checkpoint_id: str | None = None,
-        checkpoint_store: CheckpointStore | None = None,
-        responses: Mapping[str, Any] | None = None,
-        runtime: Runtime | None = None,
-    ) -> WorkflowRunResult:
-        """Run to completion (or until it waits on requests) and return the result.
-
-        ``message`` goes to the start executor in superstep 0. ``checkpoint_id`` resumes that
-        run from that checkpoint instead (``responses`` then answers its pending requests).
-        Raises ``WorkflowExecutionError`` when an executor fails after its retries.
-        """
-        run, store = await self._prepare(message, checkpoint_id, checkpoint_store, responses)
-        return await self._drive(run, store, runtime or _DEFAULT_RUNTIME)
-
-    async def run_stream(
-        self,
-        message: Any = None,
-        *,
-        checkpoint_id: str | None = None,
-        checkpoint_store: CheckpointStore | None = None,
-        responses: Mapping[str, Any] | None = None,
-        runtime: Runtime | None = None,
-    ) -> AsyncIterator[WorkflowEvent]:
-        """Run and yield every event as each superstep's barrier passes.
-
-        On failure it yields a ``WorkflowFailedEvent`` and stops.
-        """
-        run, store = await self._prepare(message, checkpoint_id, checkpoint_store, responses)
-        stream: list[WorkflowEvent] = []
-        run.stream = stream
-        started = monotonic()
-        yield WorkflowStartedEvent(run_id=run.run_id, workflow_id=self.id)
-        try:
-            while run.inboxes:
-                if self._streams_live:
-                    async for event in self._live_superstep(
-                        run, runtime or _DEFAULT_RUNTIME, store
-                    ):
-                        yield event
-                    more = bool(run.inboxes)
-                else:
-                    more = await run_superstep(run, runtime or _DEFAULT_RUNTIME, store)
-                for event in stream:
-                    yield event
-                stream.clear()
-                if not more:
-                    break
-        except WorkflowExecutionError as exc:
-            for event in stream:
-                yield event
-            yield WorkflowFailedEvent(
-                error=str(exc), superstep=exc.superstep, executor_id=exc.executor_id
-            )
-            return
-        for event in self._finish(run):
-            yield event
-        yield WorkflowCompletedEvent(
-            superstep_count=run.superstep, duration_s=monotonic() - started
-        )
-
-    async def _live_superstep(
-        self, run: RunState, runtime: Runtime, store: CheckpointStore | None
-    ) -> AsyncIterator[WorkflowEvent]:
-        """One superstep, yielding executors' live updates (agent streaming) as they come."""
-        queue: asyncio.Queue[WorkflowEvent] = asyncio.Queue()
-        run.live = queue.put_nowait
-        step = asyncio.ensure_future(run_superstep(run, runtime, store))
-        try:
-            while not step.done():
-                getter = asyncio.ensure_future(queue.get())
-                await asyncio.wait({step, getter}, return_when=asyncio.FIRST_COMPLETED)
-                if getter.done():
-                    yield getter.result()
-                else:
-                    getter.cancel()
-            while not queue.empty():
-                yield queue.get_nowait()
-            step.result()  # re-raise a failure of the superstep
-        finally:
-            run.live = None
-            if not step.done():
-                step.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await step
 
     def as_agent(self, name: str | None = None) -> Agent:
         """This workflow behind the Agent interface (its start executor takes list[ChatMessage]).
@@ -314,170 +140,228 @@ class Workflow:
 
         return WorkflowAgent(self, name=name)
 
-    async def send_responses(self, responses: Mapping[str, Any]) -> WorkflowRunResult:
-        """Answer pending requests of a run paused in this process, and continue it."""
-        run = self._paused_run_of(responses)
-        self._deliver_responses(run, responses)
-        return await self._drive(run, self.checkpoint_store, _DEFAULT_RUNTIME)
+    # -- running --------------------------------------------------------------------------------
 
-    async def _prepare(
+    async def run(
         self,
-        message: Any,
-        checkpoint_id: str | None,
-        checkpoint_store: CheckpointStore | None,
-        responses: Mapping[str, Any] | None,
-    ) -> tuple[RunState, CheckpointStore | None]:
-        store = checkpoint_store or self.checkpoint_store
-        if checkpoint_id is not None:
-            if message is not None:
-                raise ValueError(
-                    "pass either a message (a new run) or a checkpoint_id (resume), not both"
-                )
-            if store is None:
-                raise CheckpointError(
-                    f"cannot resume from checkpoint {checkpoint_id!r}: no checkpoint store "
-                    "(pass checkpoint_store= or build with with_checkpointing)"
-                )
-            run = await self._restore(checkpoint_id, store)
-            if responses:
-                self._deliver_responses(run, responses)
-            return run, store
-        if responses:
-            if message is not None:
-                raise ValueError("pass either a message or responses, not both")
-            run = self._paused_run_of(responses)
-            self._deliver_responses(run, responses)
-            return run, store
-        run = RunState(self, new_run_id())
-        run.inboxes[self.start_executor_id] = [message]
-        for executor_id, executor in self._executors.items():
-            if executor.is_stateful:
-                run.executor_states[executor_id] = executor.snapshot_state()
-        return run, store
-
-    async def _restore(self, checkpoint_id: str, store: CheckpointStore) -> RunState:
-        checkpoint = await store.load(checkpoint_id)
-        if checkpoint is None:
-            raise CheckpointError(f"no checkpoint with id {checkpoint_id!r} in the store")
-        if checkpoint.workflow_fingerprint != self._fingerprint:
-            raise IncompatibleCheckpointError(
-                f"checkpoint {checkpoint_id!r} was written by a different graph "
-                f"(workflow {checkpoint.workflow_name!r}, fingerprint "
-                f"{checkpoint.workflow_fingerprint[:12]}) than {self.name!r} "
-                f"(fingerprint {self._fingerprint[:12]})"
-            )
-        if checkpoint.schema_version > CHECKPOINT_SCHEMA_VERSION:
-            raise CheckpointError(
-                f"checkpoint {checkpoint_id!r} has schema version {checkpoint.schema_version}; "
-                f"this agentic_core reads up to {CHECKPOINT_SCHEMA_VERSION}"
-            )
-        try:
-            return restore_run(self, checkpoint)
-        except CheckpointError:
-            raise
-        except (SerializationError, KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise CheckpointError(
-                f"checkpoint {checkpoint_id!r} of run {checkpoint.run_id} cannot be decoded: "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
-
-    def _paused_run_of(self, responses: Mapping[str, Any]) -> RunState:
-        runs = {id(run): run for rid in responses if (run := self._paused.get(rid)) is not None}
-        unknown = [rid for rid in responses if rid not in self._paused]
-        if unknown:
-            raise WorkflowRequestError(
-                f"unknown request id(s) {', '.join(map(repr, unknown))}: no run of workflow "
-                f"{self.name!r} paused in this process waits for them (across processes, use "
-                "run(checkpoint_id=..., responses=...))"
-            )
-        if len(runs) != 1:
-            raise WorkflowRequestError("the responses answer requests of different runs")
-        return next(iter(runs.values()))
-
-    def _deliver_responses(self, run: RunState, responses: Mapping[str, Any]) -> None:
-        unknown = [rid for rid in responses if rid not in run.pending_requests]
-        if unknown:
-            raise WorkflowRequestError(
-                f"unknown request id(s) {', '.join(map(repr, unknown))} for run {run.run_id} "
-                f"(pending: {', '.join(map(repr, run.pending_requests)) or 'none'})"
-            )
-        for request_id, response in responses.items():
-            request = run.pending_requests[request_id]
-            value = _coerce_response(request, response)
-            del run.pending_requests[request_id]
-            self._paused.pop(request_id, None)
-            run.deliver(
-                request.source_executor_id, ResponseDelivery(request_id, request.data, value)
-            )
-
-    async def _drive(
-        self, run: RunState, store: CheckpointStore | None, runtime: Runtime
+        message: Any = None,
+        *,
+        checkpoint_id: str | None = None,
+        checkpoint_store: CheckpointStore | None = None,
+        responses: Mapping[str, Any] | None = None,
+        runtime: Runtime | None = None,
+        max_supersteps: int | None = None,
+        fork: bool = False,
+        update_state: Mapping[str, Any] | None = None,
     ) -> WorkflowRunResult:
-        started = monotonic()
-        run.supersteps_this_call = 0
-        while run.inboxes and await run_superstep(run, runtime, store):
-            pass
-        self._finish(run)
-        status = (
-            WorkflowRunState.IDLE_WITH_PENDING_REQUESTS
-            if run.pending_requests
-            else WorkflowRunState.COMPLETED
+        """Run to completion (or until it waits on requests) and return the result.
+
+        ``message`` goes to the start executor in superstep 0. ``checkpoint_id`` resumes that
+        run from that checkpoint instead (``responses`` then answers its pending requests);
+        with ``fork=True`` it starts a new run from there, after applying ``update_state`` to
+        its shared state. ``responses`` alone answers a run paused in this process.
+        ``max_supersteps`` is this run's budget (the builder's by default), counted across
+        every resume. Raises ``WorkflowExecutionError`` when an executor fails after its
+        retries.
+        """
+        start = await self._start(
+            message, checkpoint_id, checkpoint_store, responses, max_supersteps, fork, update_state
         )
-        outputs, run.outputs = run.outputs, []
-        events, run.events = run.events, []
-        run.outputs_before += len(outputs)
+        run = start.run
+        began = monotonic()
+        if start.resumed:
+            reissue_pending(run)
+        await drive(run, runtime or _DEFAULT_RUNTIME, start.store)
+        outcome = end_call(run)
+        status = self._settle(run, start.store)
         return WorkflowRunResult(
             status=status,
-            outputs=outputs,
-            events=events,
+            outputs=outcome.outputs,
+            events=outcome.events,
             superstep_count=run.superstep,
-            duration_s=monotonic() - started,
+            duration_s=monotonic() - began,
             pending_requests=list(run.pending_requests.values()),
             run_id=run.run_id,
             last_checkpoint_id=run.last_checkpoint_id,
             errors=[e for errors in run.errors.values() for e in errors],
         )
 
-    def _finish(self, run: RunState) -> list[WorkflowEvent]:
-        """End-of-run bookkeeping; returns the events a stream still has to yield."""
-        tail: list[WorkflowEvent] = []
-        for event in run.incomplete_fan_ins():
-            _log.warning(
-                "fan_in_incomplete",
-                workflow=self.name,
-                target_id=event.target_id,
-                missing_source_ids=event.missing_source_ids,
-            )
-            run.events.append(event)
-            tail.append(event)
-        for request_id in run.pending_requests:
-            self._paused[request_id] = run
-        return tail
+    async def run_stream(
+        self,
+        message: Any = None,
+        *,
+        checkpoint_id: str | None = None,
+        checkpoint_store: CheckpointStore | None = None,
+        responses: Mapping[str, Any] | None = None,
+        runtime: Runtime | None = None,
+        max_supersteps: int | None = None,
+        fork: bool = False,
+        update_state: Mapping[str, Any] | None = None,
+    ) -> AsyncIterator[WorkflowEvent]:
+        """Run and yield every event: each superstep's start as it starts, the rest at its
+        barrier, agents' streaming updates as they come.
 
-
-def _direct_targets(edges: tuple[Edge, ...]) -> tuple[str, ...] | None:
-    if all(e.kind is EdgeKind.DIRECT and e.conditions[0] is None for e in edges):
-        return tuple(e.targets[0] for e in edges)
-    return None
-
-
-def _coerce_response(request: RequestInfoEvent, response: Any) -> Any:
-    expected = request.response_type
-    if matcher_for(expected)(response):
-        return response
-    if (
-        isinstance(expected, type)
-        and issubclass(expected, BaseModel)
-        and isinstance(response, dict)
-    ):
+        Takes ``run()``'s keywords. A resumed run first yields the requests it still waits
+        for; the last event is a ``WorkflowCompletedEvent`` whose ``status`` says whether the
+        run completed or waits for answers. On failure it yields a ``WorkflowFailedEvent`` and
+        stops.
+        """
+        start = await self._start(
+            message, checkpoint_id, checkpoint_store, responses, max_supersteps, fork, update_state
+        )
+        run = start.run
+        events: list[WorkflowEvent] = []
+        run.stream = events
+        began = monotonic()
+        yield WorkflowStartedEvent(run_id=run.run_id, workflow_id=self.id)
+        if start.resumed:
+            reissue_pending(run)
         try:
-            return expected.model_validate(response)
-        except ValueError as exc:
-            raise WorkflowRequestError(
-                f"response to request {request.request_id!r} is not a valid "
-                f"{expected.__qualname__}: {exc}"
+            for event in events:
+                yield event
+            events.clear()
+            async for event in stream(run, runtime or _DEFAULT_RUNTIME, start.store):
+                yield event
+        except WorkflowExecutionError as exc:
+            for event in events:
+                yield event
+            yield WorkflowFailedEvent(
+                error=str(exc), superstep=exc.superstep, executor_id=exc.executor_id
+            )
+            return
+        outcome = end_call(run)
+        for event in outcome.tail:
+            yield event
+        status = self._settle(run, start.store)
+        yield WorkflowCompletedEvent(
+            superstep_count=run.superstep, duration_s=monotonic() - began, status=status
+        )
+
+    async def send_responses(self, responses: Mapping[str, Any]) -> WorkflowRunResult:
+        """Answer pending requests of a run paused in this process, and continue it."""
+        return await self.run(responses=responses)
+
+    async def get_run_history(
+        self, run_id: str, *, checkpoint_store: CheckpointStore | None = None
+    ) -> list[CheckpointMetadata]:
+        """The checkpoints of run ``run_id``, oldest first (time travel: fork from any of them).
+
+        Uses the workflow's checkpoint store unless ``checkpoint_store`` is given.
+        """
+        store = self._store_for("list the history of run " + repr(run_id), checkpoint_store)
+        return await store.list(workflow_id=self.id, run_id=run_id)
+
+    # -- how a call starts ----------------------------------------------------------------------
+
+    async def _start(
+        self,
+        message: Any,
+        checkpoint_id: str | None,
+        checkpoint_store: CheckpointStore | None,
+        responses: Mapping[str, Any] | None,
+        max_supersteps: int | None,
+        fork: bool,
+        update_state: Mapping[str, Any] | None,
+    ) -> _Start:
+        if max_supersteps is not None and max_supersteps < 1:
+            raise ValueError(f"max_supersteps must be at least 1, got {max_supersteps}")
+        if update_state is not None and not fork:
+            raise ValueError("update_state edits a fork: pass fork=True with checkpoint_id=")
+        if fork and checkpoint_id is None:
+            raise ValueError("fork=True starts a new run from a checkpoint: pass checkpoint_id=")
+        if checkpoint_id is not None:
+            if message is not None:
+                raise ValueError(
+                    "pass either a message (a new run) or a checkpoint_id (resume), not both"
+                )
+            store = self._store_for(f"resume from checkpoint {checkpoint_id!r}", checkpoint_store)
+            checkpoint = await self._load(checkpoint_id, store)
+            if fork:
+                run = self._restore(checkpoint, run_id=new_run_id(), max_supersteps=max_supersteps)
+                run.parent_checkpoint_id = checkpoint_id
+                if update_state:
+                    update_shared_state(run, update_state)
+                await save_checkpoint(run, store)  # the fork exists, resumable, before it runs
+            else:
+                run = self._restore(checkpoint, max_supersteps=max_supersteps)
+                self._paused.forget(run.run_id)  # resumed here: an older paused copy is stale
+            if responses:
+                deliver_responses(run, responses)
+            return _Start(run, store, resumed=True)
+        if responses:
+            if message is not None:
+                raise ValueError("pass either a message or responses, not both")
+            return await self._answer_paused(responses, checkpoint_store, max_supersteps)
+        store = checkpoint_store or self.checkpoint_store
+        return _Start(start_run(self, message, max_supersteps=max_supersteps), store, False)
+
+    async def _answer_paused(
+        self,
+        responses: Mapping[str, Any],
+        checkpoint_store: CheckpointStore | None,
+        max_supersteps: int | None,
+    ) -> _Start:
+        paused = self._paused.take(responses)
+        store = paused.store or checkpoint_store or self.checkpoint_store
+        if isinstance(paused.kept, RunState):
+            run = paused.kept
+            if max_supersteps is not None:
+                run.max_supersteps = max_supersteps
+                run.max_supersteps_overridden = True
+        else:
+            checkpoint_id, kept_in = paused.kept
+            checkpoint = await self._load(checkpoint_id, kept_in)
+            run = self._restore(checkpoint, max_supersteps=max_supersteps)
+        try:
+            deliver_responses(run, responses)
+        except Exception:
+            self._paused.add(run, store)  # a wrong answer loses nothing: still paused
+            raise
+        return _Start(run, store, resumed=True)
+
+    def _settle(self, run: RunState, store: CheckpointStore | None) -> WorkflowRunState:
+        """The status a call ends with; a run that waits is kept for ``send_responses``."""
+        if run.pending_requests:
+            self._paused.add(run, store)
+            return WorkflowRunState.IDLE_WITH_PENDING_REQUESTS
+        return WorkflowRunState.COMPLETED
+
+    def _store_for(self, doing: str, given: CheckpointStore | None) -> CheckpointStore:
+        store = given or self.checkpoint_store
+        if store is None:
+            raise CheckpointError(
+                f"cannot {doing}: no checkpoint store (pass checkpoint_store= or build with "
+                "with_checkpointing)"
+            )
+        return store
+
+    async def _load(self, checkpoint_id: str, store: CheckpointStore) -> Checkpoint:
+        checkpoint = await store.load(checkpoint_id)
+        if checkpoint is None:
+            raise CheckpointError(f"no checkpoint with id {checkpoint_id!r} in the store")
+        if checkpoint.workflow_fingerprint != self.fingerprint():
+            raise IncompatibleCheckpointError(
+                f"checkpoint {checkpoint_id!r} was written by a different graph "
+                f"(workflow {checkpoint.workflow_name!r}, fingerprint "
+                f"{checkpoint.workflow_fingerprint[:12]}) than {self.name!r} "
+                f"(fingerprint {self.fingerprint()[:12]})"
+            )
+        if checkpoint.schema_version > CHECKPOINT_SCHEMA_VERSION:
+            raise CheckpointError(
+                f"checkpoint {checkpoint_id!r} has schema version {checkpoint.schema_version}; "
+                f"this agentic_core reads up to {CHECKPOINT_SCHEMA_VERSION}"
+            )
+        return checkpoint
+
+    def _restore(
+        self, checkpoint: Checkpoint, *, run_id: str | None = None, max_supersteps: int | None
+    ) -> RunState:
+        try:
+            return restore_run(self, checkpoint, run_id=run_id, max_supersteps=max_supersteps)
+        except CheckpointError:
+            raise
+        except (SerializationError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise CheckpointError(
+                f"checkpoint {checkpoint.id!r} of run {checkpoint.run_id} cannot be decoded: "
+                f"{type(exc).__name__}: {exc}"
             ) from exc
-    raise WorkflowRequestError(
-        f"response to request {request.request_id!r} must be {describe(expected)}, "
-        f"got {type(response).__qualname__}"
-    )

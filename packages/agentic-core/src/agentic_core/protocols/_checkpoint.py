@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import builtins
 from datetime import UTC, datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,6 +26,10 @@ class CheckpointMetadata(BaseModel):
     run_id: str
     superstep: int
     created_at: datetime
+    parent_checkpoint_id: str | None = None
+    """The checkpoint of another run this one was forked from (set on a fork's first one)."""
+    pending_request_ids: list[str] = Field(default_factory=list[str])
+    """Requests awaiting an answer at this checkpoint: a listing shows which runs wait."""
 
 
 class Checkpoint(BaseModel):
@@ -62,6 +66,20 @@ class Checkpoint(BaseModel):
     """How many outputs the run had yielded up to and including ``superstep``."""
     metadata: dict[str, Any] = Field(default_factory=dict[str, Any])
     """Free-form extra data (JSON-able) for runtimes and tools."""
+    parent_checkpoint_id: str | None = None
+    """The checkpoint of another run this run was forked from (on the fork's first one)."""
+
+    @property
+    def pending_request_ids(self) -> list[str]:
+        """Ids of the requests awaiting an answer at this checkpoint."""
+        ids: list[str] = []
+        for request in self.pending_requests:
+            value: object = request.get("v", request)  # encoded: {"$t": tag, "v": fields}
+            if isinstance(value, dict):
+                request_id = cast("dict[str, object]", value).get("request_id")
+                if isinstance(request_id, str):
+                    ids.append(request_id)
+        return ids
 
     def to_metadata(self) -> CheckpointMetadata:
         """The listing entry of this checkpoint."""
@@ -71,6 +89,8 @@ class Checkpoint(BaseModel):
             run_id=self.run_id,
             superstep=self.superstep,
             created_at=self.created_at,
+            parent_checkpoint_id=self.parent_checkpoint_id,
+            pending_request_ids=self.pending_request_ids,
         )
 
 

@@ -75,12 +75,17 @@ class WorkflowOutputEvent(WorkflowEvent):
 
 
 class RequestInfoEvent(WorkflowEvent):
-    """An executor asked for outside input; answer with ``responses={request_id: value}``."""
+    """An executor asked for outside input; answer with ``responses={request_id: value}``.
+
+    ``run_id`` names the run that waits, to resume it from any process with
+    ``run(checkpoint_id=..., responses=...)``.
+    """
 
     request_id: str
     source_executor_id: str
     data: Any
     response_type: Any
+    run_id: str = ""
 
 
 class AgentRunUpdateEvent(WorkflowEvent):
@@ -91,10 +96,11 @@ class AgentRunUpdateEvent(WorkflowEvent):
 
 
 class WorkflowCompletedEvent(WorkflowEvent):
-    """The run ended (completed, or idle with pending requests)."""
+    """The run ended: ``status`` says completed, or idle with pending requests (paused)."""
 
     superstep_count: int
     duration_s: float
+    status: WorkflowRunState = WorkflowRunState.COMPLETED
 
 
 class WorkflowFailedEvent(WorkflowEvent):

@@ -49,13 +49,20 @@ class Invocation:
     """Errors of this executor's earlier attempts in this run (immutable: shared freely)."""
     executor_state: Any = None
     streaming: bool = False
+    index: int | None = None
+    """The message's position when an executor's messages of one superstep run as separate,
+    concurrent invocations (a dynamic map); None when one invocation takes them all."""
     live: Callable[[WorkflowEvent], None] | None = None
     """Where events go at once, while the invocation runs (local runtimes only)."""
 
     @property
     def invocation_id(self) -> str:
-        """``<run>.<superstep>.<executor>.<attempt>``: the idempotency key of side effects."""
-        return f"{self.run_id}.{self.superstep}.{self.executor_id}.{self.attempt}"
+        """``<run>.<superstep>.<executor>.<attempt>``: the idempotency key of side effects.
+
+        A branch of a dynamic map is ``<run>.<superstep>.<executor>[<index>].<attempt>``.
+        """
+        executor = self.executor_id if self.index is None else f"{self.executor_id}[{self.index}]"
+        return f"{self.run_id}.{self.superstep}.{executor}.{self.attempt}"
 
 
 class InvocationResult:

@@ -1,0 +1,152 @@
+"""CompiledGraph: the immutable structure of a workflow, resolved once at build time.
+
+It holds what the engine reads on every superstep (executor plans, edges by source, the type
+registry) and nothing of any run. ``Workflow`` adds the run API on top of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from agentic_core.graph._edges import Edge, EdgeKind
+from agentic_core.graph._executor import Executor
+from agentic_core.graph._invoke import ExecutorPlan, invoke_executor
+from agentic_core.graph._serialization import TypeRegistry
+from agentic_core.protocols._runtime import (
+    ExecutorErrorInfo,
+    Invocation,
+    InvocationResult,
+    ResponseDelivery,
+)
+
+if TYPE_CHECKING:
+    from agentic_core.protocols._checkpoint import CheckpointStore
+
+
+class CompiledGraph:
+    """Executors, edges and everything derived from them; shared by every run, never changed.
+
+    It is a ``WorkflowGraph`` (what a ``Runtime`` needs): ``run_invocation`` runs one executor
+    invocation in this process.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        executors: dict[str, Executor],
+        edges: tuple[Edge, ...],
+        start_executor_id: str,
+        max_supersteps: int,
+        checkpoint_store: CheckpointStore | None,
+    ) -> None:
+        self.name = name
+        self.start_executor_id = start_executor_id
+        self.max_supersteps = max_supersteps
+        self.checkpoint_store = checkpoint_store
+        self._executors = executors
+        self._edges = edges
+        self._edges_from: dict[str, tuple[Edge, ...]] = {}
+        targets: dict[str, set[str]] = {executor_id: set() for executor_id in executors}
+        for edge in edges:
+            for source in edge.sources:
+                self._edges_from[source] = (*self._edges_from.get(source, ()), edge)
+                targets[source].update(edge.targets)
+        self._targets = {k: frozenset(v) for k, v in targets.items()}
+        self._plans = {
+            executor_id: ExecutorPlan(
+                executor,
+                executor.is_stateful,
+                self._targets[executor_id],
+                executor.retry.timeout_s if executor.retry is not None else None,
+                _direct_targets(self._edges_from.get(executor_id, ())),
+            )
+            for executor_id, executor in executors.items()
+        }
+        self._registry = _registry_of(executors)
+        self._fingerprint = self._compute_fingerprint()
+        self.id = f"{name}-{self._fingerprint[:12]}"
+        self.streams_live = any(getattr(e, "streams_live", False) for e in executors.values())
+        """Some executor streams while it runs (agents): a stream relays its updates live."""
+
+    @property
+    def executors(self) -> Mapping[str, Executor]:
+        """The executors by id."""
+        return self._executors
+
+    @property
+    def edges(self) -> tuple[Edge, ...]:
+        """The edge groups, in the order they were added."""
+        return self._edges
+
+    @property
+    def type_registry(self) -> TypeRegistry:
+        """The types this workflow encodes and decodes (from its handlers' annotations)."""
+        return self._registry
+
+    def plan_of(self, executor_id: str) -> ExecutorPlan:
+        """What the engine needs of an executor, resolved once at build time."""
+        return self._plans[executor_id]
+
+    def get_executor(self, executor_id: str) -> Executor:
+        """The executor with ``executor_id``."""
+        return self._executors[executor_id]
+
+    def edges_from(self, executor_id: str) -> tuple[Edge, ...]:
+        """The outgoing edge groups of ``executor_id``."""
+        return self._edges_from.get(executor_id, ())
+
+    def targets_of(self, executor_id: str) -> frozenset[str]:
+        """Every executor ``executor_id`` has an edge to."""
+        return self._targets[executor_id]
+
+    def fingerprint(self) -> str:
+        """A stable hash of the graph: executor ids and kinds, start, edges."""
+        return self._fingerprint
+
+    async def run_invocation(self, invocation: Invocation) -> InvocationResult:
+        """Run one executor invocation in this process (what every runtime's workers call)."""
+        return await invoke_executor(
+            self._plans[invocation.executor_id], self._registry, invocation
+        )
+
+    def _compute_fingerprint(self) -> str:
+        shape = {
+            "start": self.start_executor_id,
+            "executors": sorted([e.id, e.kind.value] for e in self._executors.values()),
+            "edges": [
+                [
+                    e.kind.value,
+                    list(e.sources),
+                    list(e.targets),
+                    [c is not None for c in e.conditions],
+                ]
+                for e in self._edges
+            ],
+        }
+        return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()
+
+
+def _registry_of(executors: Mapping[str, Executor]) -> TypeRegistry:
+    """The types the handlers declare, plus the engine's own data that crosses boundaries."""
+    registry = TypeRegistry()
+    registry.register(ResponseDelivery)
+    registry.register(ExecutorErrorInfo)
+    for executor in executors.values():
+        for spec in executor.handlers:
+            registry.register_annotation(spec.message_type)
+            for tp in (*(spec.sends or ()), *(spec.yields or ())):
+                registry.register_annotation(tp)
+        for spec in executor.response_handlers:
+            for tp in (spec.request_type, spec.response_type, *(spec.sends or ())):
+                registry.register_annotation(tp)
+    return registry
+
+
+def _direct_targets(edges: tuple[Edge, ...]) -> tuple[str, ...] | None:
+    if all(e.kind is EdgeKind.DIRECT and e.conditions[0] is None for e in edges):
+        return tuple(e.targets[0] for e in edges)
+    return None

@@ -1,0 +1,143 @@
+"""The I/O of a run: call the runtime, sleep between retries, save checkpoints, relay events.
+
+Each superstep is plan (pure) -> execute (runtime, retries) -> apply and route (pure) -> save.
+``drive`` runs supersteps for ``Workflow.run``; ``stream`` does the same for ``run_stream``,
+yielding each superstep's start at once and its events at its barrier (agents' streaming
+updates as they come).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+
+from agentic_core._errors import CheckpointError
+from agentic_core.graph._run_state import RunState, checkpoint_of
+from agentic_core.graph._step import apply_results, plan_retries, plan_superstep, started_events
+from agentic_core.protocols._checkpoint import CheckpointStore
+from agentic_core.protocols._events import SuperstepCompletedEvent, WorkflowEvent
+from agentic_core.protocols._runtime import Invocation, InvocationResult, Runtime
+
+
+async def execute(
+    run: RunState, runtime: Runtime, invocations: list[Invocation]
+) -> list[InvocationResult]:
+    """Run the invocations on ``runtime``, retrying failures by their ``RetryPolicy``."""
+    results = await runtime.execute(run.graph, invocations)
+    for result in results:
+        if result.error is not None:
+            break
+    else:
+        return results
+    invocations = list(invocations)
+    while True:
+        plan = plan_retries(run, invocations, results)
+        if not plan.positions:
+            return results
+        if plan.delay_s > 0:
+            await asyncio.sleep(plan.delay_s)
+        retried = await runtime.execute(run.graph, plan.invocations)
+        for position, invocation, result in zip(
+            plan.positions, plan.invocations, retried, strict=True
+        ):
+            invocations[position] = invocation
+            results[position] = result
+
+
+async def finish_superstep(
+    run: RunState, results: list[InvocationResult], store: CheckpointStore | None
+) -> None:
+    """Apply and route the results, then save the checkpoint (when a store is set)."""
+    superstep = run.superstep
+    await apply_results(run, results)
+    if store is not None:
+        await save_checkpoint(run, store)
+    if run.stream is not None:
+        run.stream.append(SuperstepCompletedEvent(superstep=superstep))
+
+
+async def save_checkpoint(run: RunState, store: CheckpointStore) -> None:
+    """Write the run's state after the barrier as one checkpoint (atomic in the store)."""
+    checkpoint = checkpoint_of(run)
+    try:
+        run.last_checkpoint_id = await store.save(checkpoint)
+    except CheckpointError:
+        raise
+    except Exception as exc:
+        raise CheckpointError(
+            f"saving the checkpoint of run {run.run_id} at superstep {checkpoint.superstep} "
+            f"failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    run.parent_checkpoint_id = None  # recorded once, on a fork's first checkpoint
+
+
+async def drive(run: RunState, runtime: Runtime, store: CheckpointStore | None) -> None:
+    """Run supersteps until no message is pending (or the run waits on requests)."""
+    while run.inboxes:
+        results = await execute(run, runtime, plan_superstep(run))
+        await finish_superstep(run, results, store)
+
+
+async def stream(
+    run: RunState, runtime: Runtime, store: CheckpointStore | None
+) -> AsyncIterator[WorkflowEvent]:
+    """``drive``, yielding every event: a superstep's start at once, the rest at its barrier.
+
+    ``run.stream`` must be set: events recorded when a superstep fails (its
+    ``ExecutorFailedEvent``s) stay there for the caller to yield.
+    """
+    events = run.stream
+    if events is None:
+        raise RuntimeError("stream() needs run.stream set to the list of pending events")
+    while run.inboxes:
+        invocations = plan_superstep(run)
+        for event in started_events(run, invocations):
+            yield event
+        if run.graph.streams_live:
+            results: list[InvocationResult] = []
+            async for event in _execute_live(run, runtime, invocations, results):
+                yield event
+        else:
+            results = await execute(run, runtime, invocations)
+        await finish_superstep(run, results, store)
+        for event in events:
+            yield event
+        events.clear()
+
+
+async def _execute_live(
+    run: RunState,
+    runtime: Runtime,
+    invocations: list[Invocation],
+    results: list[InvocationResult],
+) -> AsyncIterator[WorkflowEvent]:
+    """``execute``, yielding executors' live updates (agents streaming) as they come."""
+    queue: asyncio.Queue[WorkflowEvent] = asyncio.Queue()
+    run.live = queue.put_nowait
+    for invocation in invocations:
+        invocation.live = run.live
+    step = asyncio.ensure_future(execute(run, runtime, invocations))
+    try:
+        while not step.done():
+            getter = asyncio.ensure_future(queue.get())
+            await asyncio.wait({step, getter}, return_when=asyncio.FIRST_COMPLETED)
+            if getter.done():
+                yield getter.result()
+            else:
+                getter.cancel()
+        while not queue.empty():
+            yield queue.get_nowait()
+        results.extend(step.result())  # re-raises a failure of the superstep
+    finally:
+        run.live = None
+        if not step.done():
+            step.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await step
+
+
+def monotonic() -> float:
+    """Seconds from a monotonic clock (for durations)."""
+    return time.perf_counter()

@@ -1,0 +1,203 @@
+"""RunState: everything one run owns, and its conversions to and from a Checkpoint.
+
+A ``Workflow`` is immutable and shared; each run has one of these. Executor states are kept
+*encoded* (JSON-able data from the type registry): every invocation decodes a fresh copy and
+every result is encoded again, so no object an executor's ``restore_state`` keeps can ever be
+seen by another run or by another attempt, whatever the runtime.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from agentic_core._errors import CheckpointError
+from agentic_core.graph._edges import Edge, FanInBuffer
+from agentic_core.graph._graph import CompiledGraph
+from agentic_core.protocols._checkpoint import Checkpoint
+from agentic_core.protocols._events import FanInIncompleteEvent, RequestInfoEvent, WorkflowEvent
+from agentic_core.protocols._runtime import ExecutorErrorInfo
+
+_BUDGET_KEY = "max_supersteps"
+_ERRORS_KEY = "errors"
+
+
+class RunState:
+    """Inboxes, fan-in buffers, shared state, requests, executor states, outputs of one run."""
+
+    __slots__ = (
+        "errors",
+        "events",
+        "executor_states",
+        "fan_in",
+        "graph",
+        "inboxes",
+        "last_checkpoint_id",
+        "live",
+        "max_supersteps",
+        "max_supersteps_overridden",
+        "outputs",
+        "outputs_before",
+        "parent_checkpoint_id",
+        "pending_requests",
+        "run_id",
+        "shared_state",
+        "stream",
+        "superstep",
+    )
+
+    def __init__(
+        self, graph: CompiledGraph, run_id: str, *, max_supersteps: int | None = None
+    ) -> None:
+        self.graph = graph
+        self.run_id = run_id
+        self.superstep = 0
+        self.max_supersteps = graph.max_supersteps if max_supersteps is None else max_supersteps
+        """This run's budget: supersteps across every resume and response."""
+        self.max_supersteps_overridden = max_supersteps is not None
+        self.inboxes: dict[str, list[Any]] = {}
+        self.fan_in: dict[str, FanInBuffer] = {}
+        self.shared_state: dict[str, Any] = {}
+        self.pending_requests: dict[str, RequestInfoEvent] = {}
+        self.executor_states: dict[str, Any] = {}
+        """Executor id -> its last ``snapshot_state()``, encoded."""
+        self.errors: dict[str, tuple[ExecutorErrorInfo, ...]] = {}
+        self.outputs: list[Any] = []
+        self.outputs_before = 0
+        """Outputs of earlier calls of this run (before a resume)."""
+        self.events: list[WorkflowEvent] = []
+        self.stream: list[WorkflowEvent] | None = None
+        """Where lifecycle events go while someone streams the run."""
+        self.live: Callable[[WorkflowEvent], None] | None = None
+        """Where executors' streaming updates go at once (agents streaming)."""
+        self.last_checkpoint_id: str | None = None
+        self.parent_checkpoint_id: str | None = None
+        """Set on a fork until its first checkpoint records it."""
+
+    def deliver(self, target: str, message: Any) -> None:
+        """Queue ``message`` for ``target`` in the next superstep."""
+        inbox = self.inboxes.get(target)
+        if inbox is None:
+            self.inboxes[target] = [message]
+        else:
+            inbox.append(message)
+
+    def fan_in_buffer(self, edge: Edge) -> FanInBuffer:
+        """This run's buffer of a fan-in edge (created on first use)."""
+        buffer = self.fan_in.get(edge.key)
+        if buffer is None:
+            buffer = self.fan_in[edge.key] = FanInBuffer(edge)
+        return buffer
+
+    def emit(self, event: WorkflowEvent) -> None:
+        """Record an event for ``run()``'s result, and for the stream when one listens."""
+        self.events.append(event)
+        if self.stream is not None:
+            self.stream.append(event)
+
+    def incomplete_fan_ins(self) -> list[FanInIncompleteEvent]:
+        """A ``FanInIncompleteEvent`` per fan-in edge left partly filled."""
+        found: list[FanInIncompleteEvent] = []
+        for buffer in self.fan_in.values():
+            missing = buffer.missing()
+            if missing:
+                found.append(
+                    FanInIncompleteEvent(
+                        target_id=buffer.edge.targets[0], missing_source_ids=missing
+                    )
+                )
+        return found
+
+
+def new_run_id() -> str:
+    """A fresh run id."""
+    return uuid.uuid4().hex
+
+
+def start_run(graph: CompiledGraph, message: Any, *, max_supersteps: int | None) -> RunState:
+    """A new run whose superstep 0 delivers ``message`` to the start executor."""
+    run = RunState(graph, new_run_id(), max_supersteps=max_supersteps)
+    run.inboxes[graph.start_executor_id] = [message]
+    encode = graph.type_registry.encode
+    for executor_id, executor in graph.executors.items():
+        if executor.is_stateful:
+            # Encoded at once: the executor object's own state never reaches a run.
+            run.executor_states[executor_id] = encode(executor.snapshot_state())
+    return run
+
+
+def checkpoint_of(run: RunState) -> Checkpoint:
+    """The run's state after its last barrier, as a checkpoint."""
+    graph = run.graph
+    encode = graph.type_registry.encode
+    metadata: dict[str, Any] = {}
+    if run.errors:
+        metadata[_ERRORS_KEY] = encode({k: list(v) for k, v in run.errors.items()})
+    if run.max_supersteps_overridden:
+        metadata[_BUDGET_KEY] = run.max_supersteps
+    return Checkpoint(
+        id=uuid.uuid4().hex,
+        workflow_id=graph.id,
+        workflow_name=graph.name,
+        run_id=run.run_id,
+        superstep=run.superstep - 1,
+        workflow_fingerprint=graph.fingerprint(),
+        pending_messages={k: encode(v) for k, v in run.inboxes.items()},
+        fan_in_buffers={
+            key: {source: encode(list(queue)) for source, queue in buffer.queues.items() if queue}
+            for key, buffer in run.fan_in.items()
+            if buffer.filled
+        },
+        shared_state=encode(run.shared_state),
+        pending_requests=[encode(request) for request in run.pending_requests.values()],
+        executor_states=dict(run.executor_states),
+        outputs_so_far=run.outputs_before + len(run.outputs),
+        metadata=metadata,
+        parent_checkpoint_id=run.parent_checkpoint_id,
+    )
+
+
+def restore_run(
+    graph: CompiledGraph,
+    checkpoint: Checkpoint,
+    *,
+    run_id: str | None = None,
+    max_supersteps: int | None = None,
+) -> RunState:
+    """The run of ``checkpoint`` (already verified against the graph), or a fork of it.
+
+    ``run_id`` starts a new run (a fork) from the checkpoint; ``max_supersteps`` overrides the
+    budget the run had.
+    """
+    decode = graph.type_registry.decode
+    if max_supersteps is None and _BUDGET_KEY in checkpoint.metadata:
+        max_supersteps = int(checkpoint.metadata[_BUDGET_KEY])
+    run = RunState(graph, run_id or checkpoint.run_id, max_supersteps=max_supersteps)
+    run.superstep = checkpoint.superstep + 1
+    run.inboxes = {k: decode(v) for k, v in checkpoint.pending_messages.items()}
+    edges = {edge.key: edge for edge in graph.edges}
+    for key, queues in checkpoint.fan_in_buffers.items():
+        edge = edges.get(key)
+        if edge is None:
+            raise CheckpointError(
+                f"checkpoint {checkpoint.id} names an unknown fan-in edge {key!r}"
+            )
+        buffer = run.fan_in_buffer(edge)
+        for source, messages in queues.items():
+            for message in decode(messages):
+                buffer.queues[source].append(message)
+        buffer.filled = sum(1 for q in buffer.queues.values() if q)
+    run.shared_state = decode(checkpoint.shared_state)
+    for data in checkpoint.pending_requests:
+        request = decode(data)
+        if request.run_id != run.run_id:  # a fork waits for them too (or an old checkpoint)
+            request = request.model_copy(update={"run_id": run.run_id})
+        run.pending_requests[request.request_id] = request
+    run.executor_states = dict(checkpoint.executor_states)
+    if _ERRORS_KEY in checkpoint.metadata:
+        errors: dict[str, list[ExecutorErrorInfo]] = decode(checkpoint.metadata[_ERRORS_KEY])
+        run.errors = {executor_id: tuple(infos) for executor_id, infos in errors.items()}
+    run.outputs_before = checkpoint.outputs_so_far
+    run.last_checkpoint_id = checkpoint.id
+    return run

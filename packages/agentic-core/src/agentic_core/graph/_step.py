@@ -1,0 +1,368 @@
+"""The pure part of a superstep: plan invocations, decide retries, apply results, route.
+
+Nothing here awaits a runtime, sleeps or saves: the loop (``_loop.py``) does the I/O and calls
+these in order. A distributed coordinator reuses them as they are, so a superstep means the
+same thing wherever its invocations ran. (Routing is ``async`` only because an edge condition
+may be.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import structlog
+from pydantic import BaseModel
+
+from agentic_core._errors import (
+    MaxSuperstepsExceededError,
+    RoutingError,
+    WorkflowExecutionError,
+    WorkflowRequestError,
+)
+from agentic_core.graph._edges import Edge, route_message
+from agentic_core.graph._run_state import RunState
+from agentic_core.graph._typing import describe, matcher_for
+from agentic_core.protocols._events import (
+    ExecutorCompletedEvent,
+    ExecutorFailedEvent,
+    ExecutorInvokedEvent,
+    RequestInfoEvent,
+    SuperstepStartedEvent,
+    WorkflowEvent,
+    WorkflowOutputEvent,
+)
+from agentic_core.protocols._runtime import Invocation, InvocationResult, ResponseDelivery
+
+_log = structlog.get_logger(__name__)
+
+
+def plan_superstep(run: RunState) -> list[Invocation]:
+    """This superstep's invocations, in executor-id order; the inboxes move into them.
+
+    An executor without per-run state handles each of its messages as its own invocation (a
+    dynamic map, run concurrently); a stateful one gets one invocation with all of them, in
+    delivery order. Raises ``MaxSuperstepsExceededError`` when the run's budget is spent.
+    """
+    graph = run.graph
+    inboxes = run.inboxes
+    superstep = run.superstep
+    if superstep >= run.max_supersteps:
+        raise MaxSuperstepsExceededError(
+            f"workflow '{graph.name}' exceeded max_supersteps={run.max_supersteps} "
+            f"(still pending: {', '.join(sorted(inboxes))}); pass max_supersteps= to run() "
+            "for a larger budget",
+            executor_id=None,
+            superstep=superstep,
+        )
+    run.inboxes = {}
+    ids = sorted(inboxes) if len(inboxes) > 1 else list(inboxes)
+    streaming = run.stream is not None
+    errors = run.errors
+    states = run.executor_states
+    invocations: list[Invocation] = []
+    for executor_id in ids:
+        messages = inboxes[executor_id]
+        previous = errors.get(executor_id, ()) if errors else ()
+        if graph.plan_of(executor_id).stateful:
+            state = graph.type_registry.decode(states.get(executor_id))  # a fresh copy each time
+            invocations.append(
+                Invocation(
+                    run_id=run.run_id,
+                    workflow_id=graph.id,
+                    superstep=superstep,
+                    executor_id=executor_id,
+                    messages=messages,
+                    shared_state=run.shared_state,
+                    previous_errors=previous,
+                    executor_state=state,
+                    streaming=streaming,
+                    live=run.live,
+                )
+            )
+        elif len(messages) == 1:
+            invocations.append(
+                Invocation(
+                    run_id=run.run_id,
+                    workflow_id=graph.id,
+                    superstep=superstep,
+                    executor_id=executor_id,
+                    messages=messages,
+                    shared_state=run.shared_state,
+                    previous_errors=previous,
+                    streaming=streaming,
+                    live=run.live,
+                )
+            )
+        else:
+            invocations.extend(
+                Invocation(
+                    run_id=run.run_id,
+                    workflow_id=graph.id,
+                    superstep=superstep,
+                    executor_id=executor_id,
+                    messages=[message],
+                    shared_state=run.shared_state,
+                    previous_errors=previous,
+                    streaming=streaming,
+                    index=index,
+                    live=run.live,
+                )
+                for index, message in enumerate(messages)
+            )
+    return invocations
+
+
+def started_events(run: RunState, invocations: list[Invocation]) -> list[WorkflowEvent]:
+    """What a stream shows as a superstep starts: the superstep, then each invocation."""
+    superstep = run.superstep
+    ids = list(dict.fromkeys(inv.executor_id for inv in invocations))
+    return [
+        SuperstepStartedEvent(superstep=superstep, executor_ids=ids),
+        *(
+            ExecutorInvokedEvent(executor_id=inv.executor_id, superstep=superstep)
+            for inv in invocations
+        ),
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPlan:
+    """The failed invocations to run again (at their next attempt), after ``delay_s``."""
+
+    positions: list[int]
+    invocations: list[Invocation]
+    delay_s: float
+
+
+def plan_retries(
+    run: RunState, invocations: list[Invocation], results: list[InvocationResult]
+) -> RetryPlan:
+    """Record every failed result and decide its retry by the executor's ``RetryPolicy``.
+
+    Raises ``WorkflowExecutionError`` (from the executor's exception) once one is out of
+    attempts or failed in a way no retry can mend.
+    """
+    graph = run.graph
+    positions: list[int] = []
+    delay = 0.0
+    for position, (invocation, result) in enumerate(zip(invocations, results, strict=True)):
+        error = result.error
+        if error is None:
+            continue
+        executor_id = invocation.executor_id
+        run.errors[executor_id] = (*run.errors.get(executor_id, ()), error)
+        policy = graph.get_executor(executor_id).retry
+        will_retry = (
+            result.retryable and policy is not None and invocation.attempt < policy.max_attempts
+        )
+        text = f"{error.error_type}: {error.message}"
+        run.emit(
+            ExecutorFailedEvent(
+                executor_id=executor_id,
+                superstep=invocation.superstep,
+                error=text,
+                will_retry=will_retry,
+            )
+        )
+        _log.warning(
+            "executor_failed",
+            executor_id=executor_id,
+            superstep=invocation.superstep,
+            attempt=invocation.attempt,
+            error=text,
+            will_retry=will_retry,
+        )
+        if not will_retry:
+            attempts = f"{invocation.attempt} attempt{'s' if invocation.attempt > 1 else ''}"
+            raise WorkflowExecutionError(
+                f"executor '{executor_id}' failed in superstep {invocation.superstep} after "
+                f"{attempts}: {text}",
+                executor_id=executor_id,
+                superstep=invocation.superstep,
+            ) from result.exception
+        if policy is not None:
+            delay = max(delay, policy.delay_before(invocation.attempt + 1))
+        positions.append(position)
+    retries = [
+        replace(
+            invocations[position],
+            attempt=invocations[position].attempt + 1,
+            previous_errors=run.errors[invocations[position].executor_id],
+        )
+        for position in positions
+    ]
+    return RetryPlan(positions, retries, delay)
+
+
+async def apply_results(run: RunState, results: list[InvocationResult]) -> None:
+    """Apply a superstep's results in order (executor id, then delivery), route, advance.
+
+    Outputs, events, shared-state writes, requests and executor states apply first, then every
+    sent message travels its edges; a collect edge delivers its gathered list last.
+    """
+    graph = run.graph
+    superstep = run.superstep
+    stream = run.stream
+    encode = graph.type_registry.encode
+    for result in results:
+        executor_id = result.executor_id
+        if stream is not None:
+            stream.extend(result.events)
+            # run() keeps custom events too, not the outputs (it returns those itself).
+            run.events.extend(e for e in result.events if type(e) is not WorkflowOutputEvent)
+        elif result.events:
+            run.events.extend(result.events)
+        if result.outputs:
+            run.outputs.extend(result.outputs)
+        if result.state_writes:
+            run.shared_state.update(result.state_writes)
+        for request in result.requests:
+            run.pending_requests[request.request_id] = request
+            run.emit(request)
+        if result.executor_state is not None:
+            run.executor_states[executor_id] = encode(result.executor_state)
+        if stream is not None:
+            stream.append(
+                ExecutorCompletedEvent(
+                    executor_id=executor_id, superstep=superstep, duration_s=result.duration_s
+                )
+            )
+    await route_results(run, results)
+    run.superstep = superstep + 1
+
+
+async def route_results(run: RunState, results: list[InvocationResult]) -> None:
+    """Move every message the results sent along its edges into the next superstep's inboxes."""
+    graph = run.graph
+    deliver = run.deliver
+    collected: dict[str, tuple[Edge, list[Any]]] = {}
+
+    def collect(edge: Edge) -> list[Any]:
+        entry = collected.get(edge.key)
+        if entry is None:
+            entry = collected[edge.key] = (edge, [])
+        return entry[1]
+
+    for result in results:
+        sent = result.sent
+        if not sent:
+            continue
+        direct = graph.plan_of(result.executor_id).direct_targets
+        if direct is not None:  # only unconditional direct edges: no routing logic needed
+            for message, target_id in sent:
+                for target in direct:
+                    if target_id is None or target == target_id:
+                        deliver(target, message)
+            continue
+        edges = graph.edges_from(result.executor_id)
+        for message, target_id in sent:
+            try:
+                await route_message(
+                    edges,
+                    result.executor_id,
+                    message,
+                    target_id,
+                    deliver,
+                    run.fan_in_buffer,
+                    collect,
+                )
+            except RoutingError as exc:
+                raise WorkflowExecutionError(
+                    f"routing failed after superstep {run.superstep}: {exc}",
+                    executor_id=exc.source_id,
+                    superstep=run.superstep,
+                ) from exc
+    for edge, batch in collected.values():
+        deliver(edge.targets[0], batch)
+
+
+def deliver_responses(run: RunState, responses: Mapping[str, Any]) -> None:
+    """Answer pending requests of ``run``: each answer goes to its executor's response handler.
+
+    Raises ``WorkflowRequestError`` naming an unknown request id or a response of the wrong type.
+    """
+    unknown = [rid for rid in responses if rid not in run.pending_requests]
+    if unknown:
+        raise WorkflowRequestError(
+            f"unknown request id(s) {', '.join(map(repr, unknown))} for run {run.run_id} "
+            f"(pending: {', '.join(map(repr, run.pending_requests)) or 'none'})"
+        )
+    coerced = {
+        rid: _coerce_response(run.pending_requests[rid], value) for rid, value in responses.items()
+    }
+    for request_id, value in coerced.items():
+        request = run.pending_requests.pop(request_id)
+        run.deliver(request.source_executor_id, ResponseDelivery(request_id, request.data, value))
+
+
+def update_shared_state(run: RunState, updates: Mapping[str, Any]) -> None:
+    """Apply edits to a (forked) run's shared state before its next superstep."""
+    registry = run.graph.type_registry
+    for key, value in updates.items():
+        bad = registry.check(value)
+        if bad is not None:
+            raise WorkflowRequestError(
+                f"update_state[{key!r}] holds a value of type {type(value).__qualname__} that "
+                f"cannot be serialized (offending type: {bad})"
+            )
+    run.shared_state = {**run.shared_state, **updates}
+
+
+@dataclass(frozen=True, slots=True)
+class CallOutcome:
+    """What one call of ``run``/``run_stream`` produced, taken out of the run."""
+
+    outputs: list[Any]
+    events: list[WorkflowEvent]
+    tail: list[WorkflowEvent]
+    """Events the end of the call added (partly filled fan-ins): a stream still yields them."""
+
+
+def end_call(run: RunState) -> CallOutcome:
+    """Close one call on ``run``: report partly filled fan-ins, hand over outputs and events."""
+    tail: list[WorkflowEvent] = []
+    for event in run.incomplete_fan_ins():
+        _log.warning(
+            "fan_in_incomplete",
+            workflow=run.graph.name,
+            target_id=event.target_id,
+            missing_source_ids=event.missing_source_ids,
+        )
+        run.events.append(event)
+        tail.append(event)
+    outputs, run.outputs = run.outputs, []
+    events, run.events = run.events, []
+    run.outputs_before += len(outputs)
+    return CallOutcome(outputs, events, tail)
+
+
+def reissue_pending(run: RunState) -> list[RequestInfoEvent]:
+    """The run's pending requests, emitted again (a resumed run says what it waits for)."""
+    requests = list(run.pending_requests.values())
+    for request in requests:
+        run.emit(request)
+    return requests
+
+
+def _coerce_response(request: RequestInfoEvent, response: Any) -> Any:
+    expected = request.response_type
+    if matcher_for(expected)(response):
+        return response
+    if (
+        isinstance(expected, type)
+        and issubclass(expected, BaseModel)
+        and isinstance(response, dict)
+    ):
+        try:
+            return expected.model_validate(response)
+        except ValueError as exc:
+            raise WorkflowRequestError(
+                f"response to request {request.request_id!r} is not a valid "
+                f"{expected.__qualname__}: {exc}"
+            ) from exc
+    raise WorkflowRequestError(
+        f"response to request {request.request_id!r} must be {describe(expected)}, "
+        f"got {type(response).__qualname__}"
+    )
