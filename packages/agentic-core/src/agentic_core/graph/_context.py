@@ -164,6 +164,7 @@ class WorkflowContext(Generic[TMessage, TOutput]):
                 source_executor_id=self.executor_id,
                 data=request,
                 response_type=response_type,
+                run_id=self.run_id,
             )
         )
         return request_id

@@ -6,14 +6,19 @@ registry) and nothing of any run. ``Workflow`` adds the run API on top of it.
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import hashlib
 import json
+import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from agentic_core._errors import ExecutorError, SerializationError
+from agentic_core.graph._context import WorkflowContext
 from agentic_core.graph._edges import Edge, EdgeKind
 from agentic_core.graph._executor import Executor
-from agentic_core.graph._invoke import ExecutorPlan, invoke_executor
+from agentic_core.graph._invoke import ExecutorPlan, deliver_messages, fail
 from agentic_core.graph._serialization import TypeRegistry
 from agentic_core.protocols._runtime import (
     ExecutorErrorInfo,
@@ -56,7 +61,8 @@ class CompiledGraph:
                 self._edges_from[source] = (*self._edges_from.get(source, ()), edge)
                 targets[source].update(edge.targets)
         self._targets = {k: frozenset(v) for k, v in targets.items()}
-        self._plans = {
+        # What the hot path needs of each executor, by id (read-only).
+        self.plans: Mapping[str, ExecutorPlan] = {
             executor_id: ExecutorPlan(
                 executor,
                 executor.is_stateful,
@@ -89,7 +95,7 @@ class CompiledGraph:
 
     def plan_of(self, executor_id: str) -> ExecutorPlan:
         """What the engine needs of an executor, resolved once at build time."""
-        return self._plans[executor_id]
+        return self.plans[executor_id]
 
     def get_executor(self, executor_id: str) -> Executor:
         """The executor with ``executor_id``."""
@@ -108,10 +114,44 @@ class CompiledGraph:
         return self._fingerprint
 
     async def run_invocation(self, invocation: Invocation) -> InvocationResult:
-        """Run one executor invocation in this process (what every runtime's workers call)."""
-        return await invoke_executor(
-            self._plans[invocation.executor_id], self._registry, invocation
+        """Run one executor invocation in this process (what every runtime's workers call).
+
+        Executor exceptions become ``result.error`` (never raised); a ``RetryPolicy`` timeout
+        is reported as one only when its own deadline expired.
+        """
+        executor, stateful, targets, timeout, _ = self.plans[invocation.executor_id]
+        result = InvocationResult(invocation.executor_id)
+        if stateful:
+            executor = copy.copy(executor)  # per-run state never touches the shared instance
+            executor.restore_state(invocation.executor_state)
+        ctx: WorkflowContext[Any, Any] = WorkflowContext(
+            invocation, result, targets, self._registry
         )
+        messages = invocation.messages
+        started = time.perf_counter()
+        deadline: asyncio.Timeout | None = None
+        try:
+            if timeout is not None:
+                async with asyncio.timeout(timeout) as deadline:
+                    await deliver_messages(executor, messages, ctx)
+            elif len(messages) == 1 and type(messages[0]) is not ResponseDelivery:
+                await executor._handle(messages[0], ctx)  # pyright: ignore[reportPrivateUsage]
+            else:
+                await deliver_messages(executor, messages, ctx)
+            if stateful:
+                result.executor_state = executor.snapshot_state()
+        except TimeoutError as exc:
+            # Only the RetryPolicy's own deadline is a timeout; a TimeoutError the handler
+            # raised (an LLM client's, say) is an ordinary failure with its own message.
+            expired = deadline is not None and deadline.expired()
+            fail(result, invocation, exc, f"timed out after {timeout} s" if expired else str(exc))
+        except (ExecutorError, SerializationError) as exc:
+            fail(result, invocation, exc, str(exc))
+            result.retryable = False
+        except Exception as exc:  # noqa: BLE001 - any executor error becomes a result
+            fail(result, invocation, exc, str(exc))
+        result.duration_s = time.perf_counter() - started
+        return result
 
     def _compute_fingerprint(self) -> str:
         shape = {

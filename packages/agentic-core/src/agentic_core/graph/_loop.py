@@ -1,9 +1,8 @@
 """The I/O of a run: call the runtime, sleep between retries, save checkpoints, relay events.
 
 Each superstep is plan (pure) -> execute (runtime, retries) -> apply and route (pure) -> save.
-``drive`` runs supersteps for ``Workflow.run``; ``stream`` does the same for ``run_stream``,
-yielding each superstep's start at once and its events at its barrier (agents' streaming
-updates as they come).
+``drive`` runs supersteps for ``Workflow.run``; ``Workflow.run_stream`` calls the same phases
+(``execute`` or ``execute_live``, then ``finish_superstep``) and yields between them.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from collections.abc import AsyncIterator
 
 from agentic_core._errors import CheckpointError
 from agentic_core.graph._run_state import RunState, checkpoint_of
-from agentic_core.graph._step import apply_results, plan_retries, plan_superstep, started_events
+from agentic_core.graph._step import apply_results, plan_retries, plan_superstep, route_results
 from agentic_core.protocols._checkpoint import CheckpointStore
 from agentic_core.protocols._events import SuperstepCompletedEvent, WorkflowEvent
 from agentic_core.protocols._runtime import Invocation, InvocationResult, Runtime
@@ -28,10 +27,16 @@ async def execute(
     results = await runtime.execute(run.graph, invocations)
     for result in results:
         if result.error is not None:
-            break
-    else:
-        return results
-    invocations = list(invocations)
+            return await _retry(run, runtime, list(invocations), results)
+    return results
+
+
+async def _retry(
+    run: RunState,
+    runtime: Runtime,
+    invocations: list[Invocation],
+    results: list[InvocationResult],
+) -> list[InvocationResult]:
     while True:
         plan = plan_retries(run, invocations, results)
         if not plan.positions:
@@ -51,7 +56,8 @@ async def finish_superstep(
 ) -> None:
     """Apply and route the results, then save the checkpoint (when a store is set)."""
     superstep = run.superstep
-    await apply_results(run, results)
+    if apply_results(run, results):
+        await route_results(run, results)
     if store is not None:
         await save_checkpoint(run, store)
     if run.stream is not None:
@@ -75,39 +81,22 @@ async def save_checkpoint(run: RunState, store: CheckpointStore) -> None:
 
 async def drive(run: RunState, runtime: Runtime, store: CheckpointStore | None) -> None:
     """Run supersteps until no message is pending (or the run waits on requests)."""
+    graph = run.graph
     while run.inboxes:
-        results = await execute(run, runtime, plan_superstep(run))
-        await finish_superstep(run, results, store)
-
-
-async def stream(
-    run: RunState, runtime: Runtime, store: CheckpointStore | None
-) -> AsyncIterator[WorkflowEvent]:
-    """``drive``, yielding every event: a superstep's start at once, the rest at its barrier.
-
-    ``run.stream`` must be set: events recorded when a superstep fails (its
-    ``ExecutorFailedEvent``s) stay there for the caller to yield.
-    """
-    events = run.stream
-    if events is None:
-        raise RuntimeError("stream() needs run.stream set to the list of pending events")
-    while run.inboxes:
+        # execute() and finish_superstep() inlined: this loop is the engine's hot path.
         invocations = plan_superstep(run)
-        for event in started_events(run, invocations):
-            yield event
-        if run.graph.streams_live:
-            results: list[InvocationResult] = []
-            async for event in _execute_live(run, runtime, invocations, results):
-                yield event
-        else:
-            results = await execute(run, runtime, invocations)
-        await finish_superstep(run, results, store)
-        for event in events:
-            yield event
-        events.clear()
+        results = await runtime.execute(graph, invocations)
+        for result in results:
+            if result.error is not None:
+                results = await _retry(run, runtime, list(invocations), results)
+                break
+        if apply_results(run, results):
+            await route_results(run, results)
+        if store is not None:
+            await save_checkpoint(run, store)
 
 
-async def _execute_live(
+async def execute_live(
     run: RunState,
     runtime: Runtime,
     invocations: list[Invocation],

@@ -27,6 +27,7 @@ class RunState:
     """Inboxes, fan-in buffers, shared state, requests, executor states, outputs of one run."""
 
     __slots__ = (
+        "collected",
         "errors",
         "events",
         "executor_states",
@@ -74,6 +75,8 @@ class RunState:
         self.last_checkpoint_id: str | None = None
         self.parent_checkpoint_id: str | None = None
         """Set on a fork until its first checkpoint records it."""
+        self.collected: dict[str, tuple[Edge, list[Any]]] | None = None
+        """While routing a superstep: what each collect edge gathered so far."""
 
     def deliver(self, target: str, message: Any) -> None:
         """Queue ``message`` for ``target`` in the next superstep."""
@@ -89,6 +92,16 @@ class RunState:
         if buffer is None:
             buffer = self.fan_in[edge.key] = FanInBuffer(edge)
         return buffer
+
+    def collect(self, edge: Edge) -> list[Any]:
+        """This superstep's gathering list of a collect edge (created on first use)."""
+        collected = self.collected
+        if collected is None:
+            collected = self.collected = {}
+        entry = collected.get(edge.key)
+        if entry is None:
+            entry = collected[edge.key] = (edge, [])
+        return entry[1]
 
     def emit(self, event: WorkflowEvent) -> None:
         """Record an event for ``run()``'s result, and for the stream when one listens."""

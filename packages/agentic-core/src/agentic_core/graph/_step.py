@@ -21,7 +21,7 @@ from agentic_core._errors import (
     WorkflowExecutionError,
     WorkflowRequestError,
 )
-from agentic_core.graph._edges import Edge, route_message
+from agentic_core.graph._edges import route_message
 from agentic_core.graph._run_state import RunState
 from agentic_core.graph._typing import describe, matcher_for
 from agentic_core.protocols._events import (
@@ -57,74 +57,69 @@ def plan_superstep(run: RunState) -> list[Invocation]:
             superstep=superstep,
         )
     run.inboxes = {}
-    ids = sorted(inboxes) if len(inboxes) > 1 else list(inboxes)
+    run_id = run.run_id
+    workflow_id = graph.id
+    state = run.shared_state
     streaming = run.stream is not None
+    live = run.live
     errors = run.errors
-    states = run.executor_states
+    plans = graph.plans
     invocations: list[Invocation] = []
-    for executor_id in ids:
+    for executor_id in sorted(inboxes) if len(inboxes) > 1 else inboxes:
         messages = inboxes[executor_id]
         previous = errors.get(executor_id, ()) if errors else ()
-        if graph.plan_of(executor_id).stateful:
-            state = graph.type_registry.decode(states.get(executor_id))  # a fresh copy each time
+        if len(messages) == 1 or plans[executor_id].stateful:
             invocations.append(
                 Invocation(
-                    run_id=run.run_id,
-                    workflow_id=graph.id,
+                    run_id=run_id,
+                    workflow_id=workflow_id,
                     superstep=superstep,
                     executor_id=executor_id,
                     messages=messages,
-                    shared_state=run.shared_state,
+                    shared_state=state,
                     previous_errors=previous,
-                    executor_state=state,
+                    # Stateful: a fresh copy of its state, every time (runs never share one).
+                    executor_state=graph.type_registry.decode(run.executor_states.get(executor_id))
+                    if plans[executor_id].stateful
+                    else None,
                     streaming=streaming,
-                    live=run.live,
+                    live=live,
                 )
             )
-        elif len(messages) == 1:
-            invocations.append(
-                Invocation(
-                    run_id=run.run_id,
-                    workflow_id=graph.id,
-                    superstep=superstep,
-                    executor_id=executor_id,
-                    messages=messages,
-                    shared_state=run.shared_state,
-                    previous_errors=previous,
-                    streaming=streaming,
-                    live=run.live,
-                )
+            continue
+        invocations.extend(
+            Invocation(
+                run_id=run_id,
+                workflow_id=workflow_id,
+                superstep=superstep,
+                executor_id=executor_id,
+                messages=[message],
+                shared_state=state,
+                previous_errors=previous,
+                streaming=streaming,
+                index=index,
+                live=live,
             )
-        else:
-            invocations.extend(
-                Invocation(
-                    run_id=run.run_id,
-                    workflow_id=graph.id,
-                    superstep=superstep,
-                    executor_id=executor_id,
-                    messages=[message],
-                    shared_state=run.shared_state,
-                    previous_errors=previous,
-                    streaming=streaming,
-                    index=index,
-                    live=run.live,
-                )
-                for index, message in enumerate(messages)
-            )
+            for index, message in enumerate(messages)
+        )
     return invocations
 
 
 def started_events(run: RunState, invocations: list[Invocation]) -> list[WorkflowEvent]:
     """What a stream shows as a superstep starts: the superstep, then each invocation."""
     superstep = run.superstep
-    ids = list(dict.fromkeys(inv.executor_id for inv in invocations))
-    return [
-        SuperstepStartedEvent(superstep=superstep, executor_ids=ids),
-        *(
-            ExecutorInvokedEvent(executor_id=inv.executor_id, superstep=superstep)
-            for inv in invocations
-        ),
-    ]
+    if len(invocations) == 1:  # the common case, kept cheap: streams pay it every superstep
+        executor_id = invocations[0].executor_id
+        return [
+            SuperstepStartedEvent(superstep=superstep, executor_ids=[executor_id]),
+            ExecutorInvokedEvent(executor_id=executor_id, superstep=superstep),
+        ]
+    ids = list(dict.fromkeys([i.executor_id for i in invocations]))  # a map repeats its id
+    events: list[WorkflowEvent] = [SuperstepStartedEvent(superstep=superstep, executor_ids=ids)]
+    events.extend(
+        [ExecutorInvokedEvent(executor_id=i.executor_id, superstep=superstep) for i in invocations]
+    )
+    return events
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,24 +191,28 @@ def plan_retries(
     return RetryPlan(positions, retries, delay)
 
 
-async def apply_results(run: RunState, results: list[InvocationResult]) -> None:
-    """Apply a superstep's results in order (executor id, then delivery), route, advance.
+def apply_results(run: RunState, results: list[InvocationResult]) -> bool:
+    """Apply a superstep's results in order (executor id, then delivery).
 
-    Outputs, events, shared-state writes, requests and executor states apply first, then every
-    sent message travels its edges; a collect edge delivers its gathered list last.
+    Outputs, events, shared-state writes, requests and executor states apply first; then the
+    sent messages are routed. When every sender has only unconditional direct edges that
+    happens here and the run moves to the next superstep; otherwise this returns True and the
+    caller awaits ``route_results`` (an edge condition may be async).
     """
     graph = run.graph
     superstep = run.superstep
     stream = run.stream
-    encode = graph.type_registry.encode
+    plans = graph.plans
+    direct = True
     for result in results:
         executor_id = result.executor_id
-        if stream is not None:
-            stream.extend(result.events)
-            # run() keeps custom events too, not the outputs (it returns those itself).
-            run.events.extend(e for e in result.events if type(e) is not WorkflowOutputEvent)
-        elif result.events:
-            run.events.extend(result.events)
+        if result.events:
+            if stream is not None:
+                stream.extend(result.events)
+                # run() keeps custom events too, not the outputs (it returns those itself).
+                run.events.extend(e for e in result.events if type(e) is not WorkflowOutputEvent)
+            else:
+                run.events.extend(result.events)
         if result.outputs:
             run.outputs.extend(result.outputs)
         if result.state_writes:
@@ -222,34 +221,42 @@ async def apply_results(run: RunState, results: list[InvocationResult]) -> None:
             run.pending_requests[request.request_id] = request
             run.emit(request)
         if result.executor_state is not None:
-            run.executor_states[executor_id] = encode(result.executor_state)
+            run.executor_states[executor_id] = graph.type_registry.encode(result.executor_state)
         if stream is not None:
             stream.append(
                 ExecutorCompletedEvent(
                     executor_id=executor_id, superstep=superstep, duration_s=result.duration_s
                 )
             )
-    await route_results(run, results)
+        if result.sent and plans[executor_id].direct_targets is None:
+            direct = False
+    if not direct:
+        return True
+    deliver = run.deliver
+    for result in results:
+        targets = plans[result.executor_id].direct_targets
+        for message, target_id in result.sent:
+            for target in targets or ():
+                if target_id is None or target == target_id:
+                    deliver(target, message)
     run.superstep = superstep + 1
+    return False
 
 
 async def route_results(run: RunState, results: list[InvocationResult]) -> None:
-    """Move every message the results sent along its edges into the next superstep's inboxes."""
+    """Route every message the results sent along its edges, then move to the next superstep.
+
+    A collect edge gathers the superstep's messages and delivers them last, as one list.
+    """
     graph = run.graph
     deliver = run.deliver
-    collected: dict[str, tuple[Edge, list[Any]]] = {}
-
-    def collect(edge: Edge) -> list[Any]:
-        entry = collected.get(edge.key)
-        if entry is None:
-            entry = collected[edge.key] = (edge, [])
-        return entry[1]
-
+    fan_in = run.fan_in_buffer
+    collect = run.collect
     for result in results:
         sent = result.sent
         if not sent:
             continue
-        direct = graph.plan_of(result.executor_id).direct_targets
+        direct = graph.plans[result.executor_id].direct_targets
         if direct is not None:  # only unconditional direct edges: no routing logic needed
             for message, target_id in sent:
                 for target in direct:
@@ -265,7 +272,7 @@ async def route_results(run: RunState, results: list[InvocationResult]) -> None:
                     message,
                     target_id,
                     deliver,
-                    run.fan_in_buffer,
+                    fan_in,
                     collect,
                 )
             except RoutingError as exc:
@@ -274,8 +281,11 @@ async def route_results(run: RunState, results: list[InvocationResult]) -> None:
                     executor_id=exc.source_id,
                     superstep=run.superstep,
                 ) from exc
-    for edge, batch in collected.values():
-        deliver(edge.targets[0], batch)
+    if run.collected is not None:
+        for edge, batch in run.collected.values():
+            deliver(edge.targets[0], batch)
+        run.collected = None
+    run.superstep += 1
 
 
 def deliver_responses(run: RunState, responses: Mapping[str, Any]) -> None:

@@ -21,14 +21,23 @@ from agentic_core._errors import (
 from agentic_core.graph._edges import Edge
 from agentic_core.graph._executor import Executor
 from agentic_core.graph._graph import CompiledGraph
-from agentic_core.graph._loop import drive, monotonic, save_checkpoint, stream
+from agentic_core.graph._loop import (
+    drive,
+    execute,
+    execute_live,
+    finish_superstep,
+    monotonic,
+    save_checkpoint,
+)
 from agentic_core.graph._paused import PausedRuns
 from agentic_core.graph._run_state import RunState, new_run_id, restore_run, start_run
 from agentic_core.graph._runtime import LocalRuntime
 from agentic_core.graph._step import (
     deliver_responses,
     end_call,
+    plan_superstep,
     reissue_pending,
+    started_events,
     update_shared_state,
 )
 from agentic_core.protocols._checkpoint import (
@@ -45,7 +54,7 @@ from agentic_core.protocols._events import (
     WorkflowRunState,
     WorkflowStartedEvent,
 )
-from agentic_core.protocols._runtime import ExecutorErrorInfo, Runtime
+from agentic_core.protocols._runtime import ExecutorErrorInfo, InvocationResult, Runtime
 
 if TYPE_CHECKING:
     from agentic_core.protocols._agent import Agent
@@ -216,12 +225,26 @@ class Workflow(CompiledGraph):
         yield WorkflowStartedEvent(run_id=run.run_id, workflow_id=self.id)
         if start.resumed:
             reissue_pending(run)
+        runtime = runtime or _DEFAULT_RUNTIME
+        store = start.store
         try:
             for event in events:
                 yield event
             events.clear()
-            async for event in stream(run, runtime or _DEFAULT_RUNTIME, start.store):
-                yield event
+            while run.inboxes:
+                invocations = plan_superstep(run)
+                for event in started_events(run, invocations):
+                    yield event  # as the superstep starts, not at its barrier
+                if self.streams_live:
+                    results: list[InvocationResult] = []
+                    async for event in execute_live(run, runtime, invocations, results):
+                        yield event
+                else:
+                    results = await execute(run, runtime, invocations)
+                await finish_superstep(run, results, store)
+                for event in events:
+                    yield event
+                events.clear()
         except WorkflowExecutionError as exc:
             for event in events:
                 yield event
