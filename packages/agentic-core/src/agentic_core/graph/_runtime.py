@@ -57,48 +57,8 @@ class SerializingRuntime:
 
     async def _one(self, workflow: WorkflowGraph, invocation: Invocation) -> InvocationResult:
         registry = workflow.type_registry
-        wire = json.dumps(registry.encode(_invocation_to_data(invocation)))
-        received = _invocation_from_data(registry.decode(json.loads(wire)))
+        wire = json.dumps(registry.encode(invocation.to_data()))
+        received = Invocation.from_data(registry.decode(json.loads(wire)))
         result = await workflow.run_invocation(received)
-        wire = json.dumps(registry.encode(_result_to_data(result)))
-        return _result_from_data(registry.decode(json.loads(wire)))
-
-
-def _invocation_to_data(inv: Invocation) -> dict[str, Any]:
-    return {
-        "run_id": inv.run_id,
-        "workflow_id": inv.workflow_id,
-        "superstep": inv.superstep,
-        "executor_id": inv.executor_id,
-        "messages": inv.messages,
-        "shared_state": inv.shared_state,
-        "attempt": inv.attempt,
-        "previous_errors": list(inv.previous_errors),
-        "executor_state": inv.executor_state,
-        "streaming": inv.streaming,
-    }
-
-
-def _invocation_from_data(data: dict[str, Any]) -> Invocation:
-    data["previous_errors"] = tuple(data["previous_errors"])
-    return Invocation(**data)
-
-
-def _result_to_data(result: InvocationResult) -> dict[str, Any]:
-    return {
-        "executor_id": result.executor_id,
-        "sent": [[message, target] for message, target in result.sent],
-        "outputs": result.outputs,
-        "events": result.events,
-        "state_writes": result.state_writes,
-        "requests": result.requests,
-        "executor_state": result.executor_state,
-        "error": result.error,
-        "retryable": result.retryable,
-        "duration_s": result.duration_s,
-    }
-
-
-def _result_from_data(data: dict[str, Any]) -> InvocationResult:
-    data["sent"] = [(message, target) for message, target in data["sent"]]
-    return InvocationResult(**data)
+        wire = json.dumps(registry.encode(result.to_data()))
+        return InvocationResult.from_data(registry.decode(json.loads(wire)))

@@ -180,15 +180,23 @@ def plan_retries(
         if policy is not None:
             delay = max(delay, policy.delay_before(invocation.attempt + 1))
         positions.append(position)
-    retries = [
-        replace(
-            invocations[position],
-            attempt=invocations[position].attempt + 1,
-            previous_errors=run.errors[invocations[position].executor_id],
-        )
-        for position in positions
-    ]
+    retries = [_next_attempt(run, invocations[position]) for position in positions]
     return RetryPlan(positions, retries, delay)
+
+
+def _next_attempt(run: RunState, invocation: Invocation) -> Invocation:
+    """``invocation`` again, one attempt later, with a fresh copy of the executor's state (the
+    failed attempt may have changed the object it was given)."""
+    executor_id = invocation.executor_id
+    state = invocation.executor_state
+    if run.graph.plans[executor_id].stateful:
+        state = run.graph.type_registry.decode(run.executor_states.get(executor_id))
+    return replace(
+        invocation,
+        attempt=invocation.attempt + 1,
+        previous_errors=run.errors[executor_id],
+        executor_state=state,
+    )
 
 
 def apply_results(run: RunState, results: list[InvocationResult]) -> bool:

@@ -7,7 +7,7 @@ and returns their results; the engine plans the invocations and applies the resu
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
@@ -54,6 +54,19 @@ class Invocation:
     concurrent invocations (a dynamic map); None when one invocation takes them all."""
     live: Callable[[WorkflowEvent], None] | None = None
     """Where events go at once, while the invocation runs (local runtimes only)."""
+
+    def to_data(self) -> dict[str, Any]:
+        """Every field but ``live``, for a codec to encode (the wire form of an invocation)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "live"}
+        data["previous_errors"] = list(self.previous_errors)
+        return data
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> Invocation:
+        """The invocation of ``to_data()`` (after the codec decoded it)."""
+        fields_: dict[str, Any] = dict(data)
+        fields_["previous_errors"] = tuple(data.get("previous_errors", ()))
+        return cls(**fields_)
 
     @property
     def invocation_id(self) -> str:
@@ -111,6 +124,28 @@ class InvocationResult:
         self.retryable = retryable
         self.duration_s = duration_s
         self.exception = exception
+
+    def to_data(self) -> dict[str, Any]:
+        """Everything but ``exception``, for a codec to encode (the wire form of a result)."""
+        return {
+            "executor_id": self.executor_id,
+            "sent": [[message, target] for message, target in self.sent],
+            "outputs": self.outputs,
+            "events": self.events,
+            "state_writes": self.state_writes,
+            "requests": self.requests,
+            "executor_state": self.executor_state,
+            "error": self.error,
+            "retryable": self.retryable,
+            "duration_s": self.duration_s,
+        }
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> InvocationResult:
+        """The result of ``to_data()`` (after the codec decoded it)."""
+        fields_: dict[str, Any] = dict(data)
+        fields_["sent"] = [(message, target) for message, target in data["sent"]]
+        return cls(**fields_)
 
 
 @runtime_checkable
