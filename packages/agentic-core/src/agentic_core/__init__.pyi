@@ -35,10 +35,10 @@ from agentic_core.graph._edges import Default as Default
 from agentic_core.graph._executor import Executor as Executor
 from agentic_core.graph._executor import ExecutorKind as ExecutorKind
 from agentic_core.graph._executor import FunctionExecutor as FunctionExecutor
-from agentic_core.graph._executor import RetryPolicy as RetryPolicy
 from agentic_core.graph._executor import executor as executor
 from agentic_core.graph._executor import handler as handler
 from agentic_core.graph._executor import response_handler as response_handler
+from agentic_core.graph._retry import RetryPolicy as RetryPolicy
 from agentic_core.graph._runtime import LocalRuntime as LocalRuntime
 from agentic_core.graph._runtime import SerializingRuntime as SerializingRuntime
 from agentic_core.graph._subworkflow import SubWorkflowExecutor as SubWorkflowExecutor

@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Generic, Never
 
 from typing_extensions import TypeVar
 
 from agentic_core._errors import ExecutorError, SerializationError
-from agentic_core.protocols._events import (
-    AgentRunUpdateEvent,
-    RequestInfoEvent,
-    WorkflowEvent,
-    WorkflowOutputEvent,
-)
 
 if TYPE_CHECKING:
     from agentic_core.graph._serialization import TypeRegistry
+    from agentic_core.protocols._events import WorkflowEvent
     from agentic_core.protocols._runtime import ExecutorErrorInfo, Invocation, InvocationResult
+
+# The event classes load on first use: defining executors (which imports this module for
+# annotations) does not pay for pydantic's model machinery.
 
 TMessage = TypeVar("TMessage", default=Never)
 TOutput = TypeVar("TOutput", default=Never)
@@ -118,12 +116,16 @@ class WorkflowContext(Generic[TMessage, TOutput]):
             self._check(output, "yield")
         self._result.outputs.append(output)
         if self._invocation.streaming:
+            from agentic_core.protocols._events import WorkflowOutputEvent
+
             self._result.events.append(
                 WorkflowOutputEvent(data=output, source_executor_id=self.executor_id)
             )
 
     async def add_event(self, event: WorkflowEvent) -> None:
         """Emit a custom event (a ``WorkflowEvent`` subclass) to the run's listeners."""
+        from agentic_core.protocols._events import AgentRunUpdateEvent, WorkflowEvent
+
         if not isinstance(event, WorkflowEvent):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ExecutorError(
                 f"executor '{self.executor_id}' can only add WorkflowEvent instances, "
@@ -155,6 +157,8 @@ class WorkflowContext(Generic[TMessage, TOutput]):
         answer reaches this executor's ``@response_handler``. Ids are stable: the same
         invocation asking again (a re-delivery) gets the same id.
         """
+        from agentic_core.protocols._events import RequestInfoEvent
+
         self._check(request, "request")
         self._n_requests += 1
         request_id = str(uuid.uuid5(_REQUEST_NAMESPACE, f"{self.invocation_id}#{self._n_requests}"))
@@ -168,6 +172,3 @@ class WorkflowContext(Generic[TMessage, TOutput]):
             )
         )
         return request_id
-
-
-EmitFn = Callable[[WorkflowEvent], None]

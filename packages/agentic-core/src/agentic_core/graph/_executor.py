@@ -17,8 +17,6 @@ from typing import (
     overload,
 )
 
-from pydantic import BaseModel, Field
-
 from agentic_core._errors import ExecutorError, GraphValidationError
 from agentic_core.graph._typing import (
     Matcher,
@@ -30,6 +28,7 @@ from agentic_core.graph._typing import (
 
 if TYPE_CHECKING:
     from agentic_core.graph._context import WorkflowContext
+    from agentic_core.graph._retry import RetryPolicy
 
 _HANDLER_MARK = "__agentic_handler__"
 _RESPONSE_MARK = "__agentic_response_handler__"
@@ -41,25 +40,6 @@ class ExecutorKind(StrEnum):
     WORKER = "worker"
     VALIDATOR = "validator"
     ORCHESTRATOR = "orchestrator"
-
-
-class RetryPolicy(BaseModel):
-    """How often an executor invocation is tried, with what pause and per-attempt timeout.
-
-    Attempt ``k`` (1-based) waits ``backoff_s * backoff_factor ** (k - 2)`` seconds before it
-    starts (no wait for the first). A timeout counts as a failed attempt.
-    """
-
-    max_attempts: int = Field(default=1, ge=1)
-    backoff_s: float = Field(default=0.0, ge=0.0)
-    backoff_factor: float = Field(default=2.0, ge=1.0)
-    timeout_s: float | None = Field(default=None, gt=0.0)
-
-    def delay_before(self, attempt: int) -> float:
-        """Seconds to wait before ``attempt`` (1-based)."""
-        if attempt <= 1:
-            return 0.0
-        return self.backoff_s * self.backoff_factor ** (attempt - 2)
 
 
 HandlerFn = Callable[..., Awaitable[Any]]

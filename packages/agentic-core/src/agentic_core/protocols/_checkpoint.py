@@ -19,7 +19,7 @@ def _utc_now() -> datetime:
 class CheckpointMetadata(BaseModel):
     """What ``CheckpointStore.list`` returns for each checkpoint (no payload)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: str
     workflow_id: str
@@ -40,7 +40,7 @@ class Checkpoint(BaseModel):
     completed superstep; a resumed run continues with ``superstep + 1``.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: str
     workflow_id: str

@@ -20,7 +20,9 @@ class WorkflowRunState(StrEnum):
 class WorkflowEvent(BaseModel):
     """Base of every workflow event; subclass it for custom events sent with ``ctx.add_event``."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    # defer_build: a model builds its validator on first use, not at import (most events are
+    # only made while someone streams).
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
 
 class WorkflowStartedEvent(WorkflowEvent):

@@ -10,13 +10,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from agentic_core.protocols._events import RequestInfoEvent, WorkflowEvent
 
 
 class ExecutorErrorInfo(BaseModel):
     """One failed attempt of an executor, as ``ctx.previous_errors`` shows it."""
+
+    model_config = ConfigDict(defer_build=True)  # built on first failure, not at import
 
     executor_id: str
     superstep: int
