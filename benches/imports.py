@@ -36,7 +36,8 @@ async def a(n: int, ctx: WorkflowContext[int]) -> None:
 @executor
 async def b(n: int, ctx: WorkflowContext[Never, int]) -> None:
     await ctx.yield_output(n)
-assert asyncio.run(WorkflowBuilder().set_start_executor(a).add_edge(a, b).build().run(1)).outputs == [2]
+workflow = WorkflowBuilder().set_start_executor(a).add_edge(a, b).build()
+assert asyncio.run(workflow.run(1)).outputs == [2]
 """
 
 SUBJECTS: dict[str, str] = {
