@@ -23,6 +23,22 @@ async def test_a_checkpoint_takes_a_data_key_and_a_run_index_key() -> None:
     assert await state.get("cp/run/run-1/c1") == checkpoint.to_metadata().model_dump(mode="json")
 
 
+async def test_an_index_entry_older_than_forks_and_request_listings_still_lists() -> None:
+    state = InMemoryStateStore()
+    store = StateStoreCheckpointStore(state, prefix="cp")
+    checkpoint = make_checkpoint(run_id="run-1", checkpoint_id="c1")
+    await store.save(checkpoint)
+    entry = checkpoint.to_metadata().model_dump(
+        mode="json", exclude={"parent_checkpoint_id", "pending_request_ids"}
+    )
+    await state.set("cp/run/run-1/c1", entry)
+
+    [listed] = await store.list()
+
+    assert (listed.id, listed.parent_checkpoint_id, listed.pending_request_ids) == ("c1", None, [])
+    assert await store.latest("run-1") == checkpoint
+
+
 async def test_ids_with_slashes_cannot_collide_with_other_runs() -> None:
     store = StateStoreCheckpointStore(InMemoryStateStore())
     nested = make_checkpoint(run_id="team/run", checkpoint_id="a/b")

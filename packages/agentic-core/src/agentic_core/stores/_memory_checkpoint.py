@@ -20,17 +20,18 @@ class _Saved:
     text: str
     """``model_dump_json()`` of the checkpoint: every ``load`` parses a fresh copy."""
     metadata: CheckpointMetadata
-    """Frozen, with immutable fields only, so ``list`` can hand out this very object."""
+    """Frozen, but its list of pending request ids is not: ``list`` hands out copies."""
 
 
 class InMemoryCheckpointStore:
     """A ``CheckpointStore`` in this process's memory, for tests and single-process runs.
 
     Each checkpoint is kept as its JSON text, so it is immutable once saved: changing the object
-    passed to ``save``, or one ``load`` returned, never changes what the store holds. A per-run
-    index keeps ``latest``, ``list(run_id=...)`` and the clean-ups proportional to one run's
-    checkpoints. A save costs one ``model_dump_json()`` and two dict writes (a few microseconds
-    for a small checkpoint). Saving an id again replaces that checkpoint.
+    passed to ``save``, or one that ``load`` or ``list`` returned, never changes what the store
+    holds. A per-run index keeps ``latest``, ``list(run_id=...)`` and the clean-ups proportional
+    to one run's checkpoints. A save costs one ``model_dump_json()``, one ``to_metadata()`` and two
+    dict writes (a few microseconds for a small checkpoint). Saving an id again replaces that
+    checkpoint.
 
     Example:
         ```python
@@ -72,7 +73,11 @@ class InMemoryCheckpointStore:
             candidates = self._runs.get(run_id, {}).values()
         else:
             candidates = (saved.metadata for saved in self._saved.values())
-        found = [m for m in candidates if workflow_id is None or m.workflow_id == workflow_id]
+        found = [
+            _handed_out(m)
+            for m in candidates
+            if workflow_id is None or m.workflow_id == workflow_id
+        ]
         found.sort(key=checkpoint_order)
         return found
 
@@ -124,3 +129,12 @@ class InMemoryCheckpointStore:
             run.pop(metadata.id, None)
             if not run:
                 del self._runs[metadata.run_id]
+
+
+def _handed_out(metadata: CheckpointMetadata) -> CheckpointMetadata:
+    """A copy of ``metadata`` with its own list of pending request ids, safe to give a caller.
+
+    The model is frozen but a list inside it is not, and even an empty one can be appended to.
+    Copying here (about 2 µs an entry) keeps ``save`` at one metadata object per checkpoint.
+    """
+    return metadata.model_copy(update={"pending_request_ids": list(metadata.pending_request_ids)})

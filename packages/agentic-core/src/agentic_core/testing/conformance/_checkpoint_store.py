@@ -1,33 +1,16 @@
-"""Conformance suites: one definition of a correct checkpoint store, state store and sandbox.
+"""The checkpoint store conformance suite: what every ``CheckpointStore`` must do.
 
-Every back-end, in every package, proves itself by running the same tests. Subclass a suite in a
-test module, name the subclass ``Test...`` so pytest collects it, and give it the store under test
-as a fixture (``checkpoint_store`` or ``state_store``), sync or async, with any fixtures it needs:
+Subclass ``CheckpointStoreConformance`` as ``Test...`` and provide the store as a fixture named
+``checkpoint_store`` (a fresh, empty store for every test):
 
 ```python
-from agentic_core.testing.conformance import CheckpointStoreConformance, StateStoreConformance
-
-
 class TestFileCheckpointStore(CheckpointStoreConformance):
     @pytest.fixture
     def checkpoint_store(self, tmp_path: Path) -> CheckpointStore:
         return FileCheckpointStore(tmp_path)
-
-
-class TestRedisStateStore(StateStoreConformance):
-    ttl_s, ttl_wait_s = 0.2, 1.0  # slower expiry than the defaults allow for
-
-    @pytest_asyncio.fixture
-    async def state_store(self, redis_url: str) -> AsyncIterator[StateStore]:
-        store = RedisStateStore(redis_url, namespace=uuid.uuid4().hex)
-        yield store
-        await store.close()
 ```
 
-Each test must get a new, empty store. The suites need pytest and pytest-asyncio (they work in
-both its ``auto`` and ``strict`` modes; in ``strict`` mode declare an async fixture with
-``pytest_asyncio.fixture``). Import this module from tests only: it imports pytest. Class
-attributes tune the timing-dependent tests for slower back-ends (``ttl_s``, ``ttl_wait_s``).
+``make_checkpoint`` builds the checkpoints the suite saves; a back-end's own tests can use it too.
 """
 
 # ruff: noqa: S101  (a test suite: plain asserts are how pytest reports failures)
@@ -35,28 +18,16 @@ attributes tune the timing-dependent tests for slower back-ends (``ttl_s``, ``tt
 from __future__ import annotations
 
 import asyncio
-import re
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 import pytest
 
-from agentic_core._errors import CheckpointError, SerializationError
-from agentic_core.protocols._checkpoint import CheckpointStore
-from agentic_core.protocols._state import StateStore
-from agentic_core.stores import Checkpoint, CheckpointMetadata
-from agentic_core.testing._sandbox_conformance import (
-    InteractiveSandboxConformance,
-    SandboxConformance,
-)
+from agentic_core._errors import CheckpointError
+from agentic_core.protocols._checkpoint import Checkpoint, CheckpointMetadata, CheckpointStore
 
-__all__ = [
-    "CheckpointStoreConformance",
-    "InteractiveSandboxConformance",
-    "SandboxConformance",
-    "StateStoreConformance",
-    "make_checkpoint",
-]
+__all__ = ["CheckpointStoreConformance", "make_checkpoint"]
 
 _EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 
@@ -69,11 +40,15 @@ def make_checkpoint(
     checkpoint_id: str | None = None,
     created_at: datetime | None = None,
     shared_state: dict[str, Any] | None = None,
+    pending_request_ids: Sequence[str] = ("r-1",),
+    parent_checkpoint_id: str | None = None,
 ) -> Checkpoint:
     """A small checkpoint with a payload in every field, for store tests.
 
     The id defaults to ``"<run_id>-step-<superstep>"`` and ``created_at`` to a fixed instant plus
-    ``superstep`` seconds, so checkpoints built here sort predictably.
+    ``superstep`` seconds, so checkpoints built here sort predictably. ``pending_requests`` holds
+    one request per id of ``pending_request_ids``, in that order, encoded as the engine writes a
+    ``RequestInfoEvent``; ``parent_checkpoint_id`` marks the checkpoint as a fork's first one.
     """
     return Checkpoint(
         id=f"{run_id}-step-{superstep}" if checkpoint_id is None else checkpoint_id,
@@ -90,11 +65,28 @@ def make_checkpoint(
         shared_state={"counter": superstep, "nested": {"items": [1, 2]}}
         if shared_state is None
         else shared_state,
-        pending_requests=[{"request_id": "r-1", "source_executor_id": "ask", "data": {"q": "?"}}],
+        pending_requests=[
+            _encoded_request(request_id, run_id) for request_id in pending_request_ids
+        ],
         executor_states={"writer": {"seen": [True, False]}},
         outputs_so_far=superstep,
         metadata={"note": "conformance"},
+        parent_checkpoint_id=parent_checkpoint_id,
     )
+
+
+def _encoded_request(request_id: str, run_id: str) -> dict[str, Any]:
+    """A pending ``RequestInfoEvent`` as the workflow's type registry encodes it."""
+    return {
+        "$t": "agentic_core.RequestInfoEvent",
+        "v": {
+            "request_id": request_id,
+            "source_executor_id": "ask",
+            "data": {"question": "approve?"},
+            "response_type": {"$t": "type", "v": "str"},
+            "run_id": run_id,
+        },
+    }
 
 
 def _ids(listed: list[CheckpointMetadata]) -> list[str]:
@@ -189,6 +181,36 @@ class CheckpointStoreConformance:
 
         assert await checkpoint_store.load(checkpoint.id) == make_checkpoint()
 
+    async def test_changing_listed_pending_request_ids_does_not_change_the_store(
+        self, checkpoint_store: CheckpointStore
+    ) -> None:
+        await checkpoint_store.save(make_checkpoint(superstep=0, pending_request_ids=["r-1"]))
+        await checkpoint_store.save(make_checkpoint(superstep=1, pending_request_ids=[]))
+        waiting, idle = await checkpoint_store.list()
+        [waiting_in_run, idle_in_run] = await checkpoint_store.list(run_id="run-1")
+
+        waiting.pending_request_ids.append("r-2")
+        idle.pending_request_ids.append("r-3")
+        waiting_in_run.pending_request_ids.clear()
+        idle_in_run.pending_request_ids.append("r-4")
+
+        for listed in [await checkpoint_store.list(), await checkpoint_store.list(run_id="run-1")]:
+            assert [m.pending_request_ids for m in listed] == [["r-1"], []]
+
+    async def test_changing_the_saved_object_after_save_does_not_change_the_listing(
+        self, checkpoint_store: CheckpointStore
+    ) -> None:
+        checkpoint = make_checkpoint(pending_request_ids=["r-1"])
+        await checkpoint_store.save(checkpoint)
+
+        checkpoint.pending_requests.extend(
+            make_checkpoint(pending_request_ids=["r-2"]).pending_requests
+        )
+
+        assert await checkpoint_store.list() == [
+            make_checkpoint(pending_request_ids=["r-1"]).to_metadata()
+        ]
+
     # --- list ------------------------------------------------------------------------------------
 
     async def test_list_of_an_empty_store_is_empty(self, checkpoint_store: CheckpointStore) -> None:
@@ -197,7 +219,9 @@ class CheckpointStoreConformance:
     async def test_list_returns_the_metadata_of_each_checkpoint(
         self, checkpoint_store: CheckpointStore
     ) -> None:
-        checkpoint = make_checkpoint(superstep=2)
+        checkpoint = make_checkpoint(
+            superstep=2, pending_request_ids=["r-1", "r-2"], parent_checkpoint_id="run-0-step-1"
+        )
         await checkpoint_store.save(checkpoint)
 
         assert await checkpoint_store.list() == [checkpoint.to_metadata()]
@@ -256,6 +280,64 @@ class CheckpointStoreConformance:
         await checkpoint_store.save(make_checkpoint())
 
         assert await checkpoint_store.list(run_id="no-such-run") == []
+
+    # --- pending requests and forks --------------------------------------------------------------
+
+    async def test_list_reports_the_pending_request_ids_in_request_order(
+        self, checkpoint_store: CheckpointStore
+    ) -> None:
+        await checkpoint_store.save(make_checkpoint(pending_request_ids=["r-2", "r-1", "r-3"]))
+
+        for listed in [
+            await checkpoint_store.list(),
+            await checkpoint_store.list(run_id="run-1"),
+            await checkpoint_store.list(workflow_id="workflow-1"),
+        ]:
+            assert [m.pending_request_ids for m in listed] == [["r-2", "r-1", "r-3"]]
+
+    async def test_list_reports_no_pending_request_ids_where_none_wait(
+        self, checkpoint_store: CheckpointStore
+    ) -> None:
+        await checkpoint_store.save(make_checkpoint(superstep=0, pending_request_ids=["r-1"]))
+        await checkpoint_store.save(make_checkpoint(superstep=1, pending_request_ids=[]))
+
+        listed = await checkpoint_store.list(run_id="run-1")
+
+        assert [m.pending_request_ids for m in listed] == [["r-1"], []]
+
+    async def test_list_reports_the_parent_checkpoint_id_of_each_checkpoint(
+        self, checkpoint_store: CheckpointStore
+    ) -> None:
+        await checkpoint_store.save(make_checkpoint(run_id="run-a", superstep=1))
+        await checkpoint_store.save(
+            make_checkpoint(run_id="run-b", superstep=2, parent_checkpoint_id="run-a-step-1")
+        )
+        await checkpoint_store.save(make_checkpoint(run_id="run-b", superstep=3))
+
+        everything = await checkpoint_store.list()
+        fork = await checkpoint_store.list(run_id="run-b")
+
+        assert [(m.id, m.parent_checkpoint_id) for m in everything] == [
+            ("run-a-step-1", None),
+            ("run-b-step-2", "run-a-step-1"),
+            ("run-b-step-3", None),
+        ]
+        assert [m.parent_checkpoint_id for m in fork] == ["run-a-step-1", None]
+
+    async def test_load_round_trips_the_parent_checkpoint_id(
+        self, checkpoint_store: CheckpointStore
+    ) -> None:
+        fork = make_checkpoint(run_id="run-b", parent_checkpoint_id="run-a-step-1")
+        await checkpoint_store.save(fork)
+
+        loaded = await checkpoint_store.load(fork.id)
+        latest = await checkpoint_store.latest("run-b")
+
+        assert loaded == fork
+        assert loaded is not None
+        assert loaded.parent_checkpoint_id == "run-a-step-1"
+        assert latest is not None
+        assert latest.parent_checkpoint_id == "run-a-step-1"
 
     # --- latest ----------------------------------------------------------------------------------
 
@@ -454,249 +536,3 @@ class CheckpointStoreConformance:
         listed = await checkpoint_store.list(run_id="run-1")
         assert [m.superstep for m in listed] == list(range(self.concurrent_saves))
         assert await checkpoint_store.latest("run-1") == checkpoints[-1]
-
-
-_JSON_VALUES: list[Any] = [
-    None,
-    True,
-    False,
-    0,
-    -7,
-    2**40,
-    1.0,
-    0.1,
-    -2.5e-300,
-    "",
-    'héllo ✓ "quoted" \\ / \n',
-    [],
-    {},
-    [1, "two", 3.0, None, True, [], {}],
-    {"nested": {"list": [{"deep": [1, 2, {"x": None}]}], "flag": False}, "n": 1.5},
-]
-
-
-def _same_json(got: object, expected: object) -> bool:
-    """Equal, and of the same JSON type at every level (``1`` is not ``1.0``, nor ``True``)."""
-    if type(got) is not type(expected):
-        return False
-    if isinstance(expected, list):
-        got_items, expected_items = cast("list[object]", got), cast("list[object]", expected)
-        return len(got_items) == len(expected_items) and all(
-            map(_same_json, got_items, expected_items)
-        )
-    if isinstance(expected, dict):
-        got_map, expected_map = cast("dict[str, object]", got), cast("dict[str, object]", expected)
-        return got_map.keys() == expected_map.keys() and all(
-            _same_json(got_map[key], value) for key, value in expected_map.items()
-        )
-    return got == expected
-
-
-class StateStoreConformance:
-    """The behaviour every ``StateStore`` must have; subclass it as ``Test...``.
-
-    The subclass provides the store as a fixture named ``state_store`` (see the module
-    docstring); every test must receive a fresh, empty store. Back-ends whose expiry is coarse
-    raise ``ttl_s`` and ``ttl_wait_s``.
-    """
-
-    pytestmark: ClassVar[list[pytest.MarkDecorator]] = [pytest.mark.asyncio]
-    ttl_s: ClassVar[float] = 0.05
-    """The short TTL the expiry tests set."""
-    ttl_wait_s: ClassVar[float] = 0.3
-    """How long the expiry tests wait for ``ttl_s`` to pass (a generous margin over it)."""
-    concurrent_sets: ClassVar[int] = 50
-    """How many ``set`` calls ``test_concurrent_sets_all_land`` runs at once."""
-
-    # --- get, set, delete, exists ----------------------------------------------------------------
-
-    async def test_store_satisfies_the_protocol(self, state_store: StateStore) -> None:
-        assert isinstance(state_store, StateStore)
-
-    async def test_get_of_a_missing_key_returns_none(self, state_store: StateStore) -> None:
-        assert await state_store.get("missing") is None
-        assert await state_store.exists("missing") is False
-
-    @pytest.mark.parametrize(
-        "value", _JSON_VALUES, ids=[f"{type(v).__name__}-{i}" for i, v in enumerate(_JSON_VALUES)]
-    )
-    async def test_every_json_type_round_trips(self, state_store: StateStore, value: Any) -> None:
-        await state_store.set("key", value)
-
-        assert _same_json(await state_store.get("key"), value)
-
-    async def test_a_stored_none_exists(self, state_store: StateStore) -> None:
-        await state_store.set("empty", None)
-
-        assert await state_store.exists("empty") is True
-        assert await state_store.keys() == ["empty"]
-
-    async def test_set_overwrites_the_previous_value(self, state_store: StateStore) -> None:
-        await state_store.set("key", {"version": 1})
-
-        await state_store.set("key", [2])
-
-        assert await state_store.get("key") == [2]
-
-    async def test_exists_reports_a_stored_key(self, state_store: StateStore) -> None:
-        await state_store.set("present", 1)
-
-        assert await state_store.exists("present") is True
-        assert await state_store.exists("absent") is False
-
-    async def test_delete_removes_a_key_and_returns_true(self, state_store: StateStore) -> None:
-        await state_store.set("key", "value")
-
-        assert await state_store.delete("key") is True
-        assert await state_store.get("key") is None
-        assert await state_store.exists("key") is False
-
-    async def test_delete_of_a_missing_key_returns_false(self, state_store: StateStore) -> None:
-        assert await state_store.delete("missing") is False
-
-    async def test_keys_work_with_slashes_colons_and_unicode(self, state_store: StateStore) -> None:
-        key = "tenant:1/session/ünïcode ✓"
-
-        await state_store.set(key, "value")
-
-        assert await state_store.get(key) == "value"
-        assert await state_store.keys("tenant:1/") == [key]
-
-    # --- keys ------------------------------------------------------------------------------------
-
-    async def test_keys_of_an_empty_store_is_empty(self, state_store: StateStore) -> None:
-        assert await state_store.keys() == []
-
-    async def test_keys_lists_every_key_sorted(self, state_store: StateStore) -> None:
-        for key in ["b", "a/2", "c", "a/1"]:
-            await state_store.set(key, 0)
-
-        assert await state_store.keys() == ["a/1", "a/2", "b", "c"]
-
-    async def test_keys_filters_by_prefix(self, state_store: StateStore) -> None:
-        for key in ["runs/1/a", "runs/1/b", "runs/10/a", "runs/2/a", "other"]:
-            await state_store.set(key, 0)
-
-        assert await state_store.keys("runs/1/") == ["runs/1/a", "runs/1/b"]
-        assert await state_store.keys("runs/1") == ["runs/1/a", "runs/1/b", "runs/10/a"]
-        assert await state_store.keys("nothing/") == []
-
-    async def test_keys_treats_the_prefix_literally(self, state_store: StateStore) -> None:
-        for key in ["a*b", "a?c", "a[x]", "a%", "ab", "a_"]:
-            await state_store.set(key, 0)
-
-        assert await state_store.keys("a*") == ["a*b"]
-        assert await state_store.keys("a?") == ["a?c"]
-        assert await state_store.keys("a[") == ["a[x]"]
-        assert await state_store.keys("a%") == ["a%"]
-        assert await state_store.keys("a_") == ["a_"]
-
-    async def test_keys_omits_deleted_keys(self, state_store: StateStore) -> None:
-        await state_store.set("a", 1)
-        await state_store.set("b", 2)
-
-        await state_store.delete("a")
-
-        assert await state_store.keys() == ["b"]
-
-    # --- TTL -------------------------------------------------------------------------------------
-
-    async def test_a_value_with_a_ttl_is_visible_before_it_expires(
-        self, state_store: StateStore
-    ) -> None:
-        await state_store.set("key", "value", ttl_s=60)
-
-        assert await state_store.get("key") == "value"
-        assert await state_store.exists("key") is True
-        assert await state_store.keys() == ["key"]
-
-    async def test_a_value_disappears_after_its_ttl(self, state_store: StateStore) -> None:
-        await state_store.set("short", "gone soon", ttl_s=self.ttl_s)
-        await state_store.set("long", "stays", ttl_s=60)
-        await state_store.set("forever", "stays")
-
-        await asyncio.sleep(self.ttl_wait_s)
-
-        assert await state_store.get("short") is None
-        assert await state_store.exists("short") is False
-        assert await state_store.keys() == ["forever", "long"]
-        assert await state_store.get("long") == "stays"
-
-    async def test_delete_of_an_expired_key_returns_false(self, state_store: StateStore) -> None:
-        await state_store.set("short", 1, ttl_s=self.ttl_s)
-
-        await asyncio.sleep(self.ttl_wait_s)
-
-        assert await state_store.delete("short") is False
-
-    async def test_set_without_ttl_clears_an_earlier_ttl(self, state_store: StateStore) -> None:
-        await state_store.set("key", "first", ttl_s=self.ttl_s)
-
-        await state_store.set("key", "second")
-        await asyncio.sleep(self.ttl_wait_s)
-
-        assert await state_store.get("key") == "second"
-
-    async def test_a_key_can_be_set_again_after_it_expired(self, state_store: StateStore) -> None:
-        await state_store.set("key", "first", ttl_s=self.ttl_s)
-        await asyncio.sleep(self.ttl_wait_s)
-
-        await state_store.set("key", "second")
-
-        assert await state_store.get("key") == "second"
-
-    # --- JSON-ability and independence -----------------------------------------------------------
-
-    @pytest.mark.parametrize(
-        "value",
-        [object(), {1, 2}, b"bytes", datetime(2025, 1, 1, tzinfo=UTC), {"inner": [object()]}],
-        ids=["object", "set", "bytes", "datetime", "nested-object"],
-    )
-    async def test_a_value_that_is_not_json_able_is_rejected(
-        self, state_store: StateStore, value: Any
-    ) -> None:
-        with pytest.raises(SerializationError, match=re.escape("bad-key")):
-            await state_store.set("bad-key", value)
-
-        assert await state_store.exists("bad-key") is False
-
-    async def test_a_rejected_value_keeps_the_previous_one(self, state_store: StateStore) -> None:
-        await state_store.set("key", "good")
-
-        with pytest.raises(SerializationError):
-            await state_store.set("key", {"bad": object()})
-
-        assert await state_store.get("key") == "good"
-
-    async def test_changing_a_value_after_set_does_not_change_the_store(
-        self, state_store: StateStore
-    ) -> None:
-        value: dict[str, Any] = {"items": [1, 2], "nested": {"x": 1}}
-        await state_store.set("key", value)
-
-        value["items"].append(3)
-        value["nested"]["x"] = 2
-        value["added"] = True
-
-        assert await state_store.get("key") == {"items": [1, 2], "nested": {"x": 1}}
-
-    async def test_changing_a_got_value_does_not_change_the_store(
-        self, state_store: StateStore
-    ) -> None:
-        await state_store.set("key", {"items": [1, 2]})
-        got = cast("dict[str, list[int]]", await state_store.get("key"))
-
-        got["items"].append(3)
-
-        assert await state_store.get("key") == {"items": [1, 2]}
-
-    # --- concurrency -----------------------------------------------------------------------------
-
-    async def test_concurrent_sets_all_land(self, state_store: StateStore) -> None:
-        count = self.concurrent_sets
-
-        await asyncio.gather(*(state_store.set(f"k/{i:03d}", {"i": i}) for i in range(count)))
-
-        assert await state_store.keys("k/") == [f"k/{i:03d}" for i in range(count)]
-        values = await asyncio.gather(*(state_store.get(f"k/{i:03d}") for i in range(count)))
-        assert values == [{"i": i} for i in range(count)]

@@ -1,4 +1,19 @@
-"""Conformance suite for ``Sandbox`` / ``InteractiveSandbox`` implementations."""
+"""The sandbox conformance suites: what every ``Sandbox`` (and ``InteractiveSandbox``) must do.
+
+Subclass ``SandboxConformance`` (or ``InteractiveSandboxConformance`` for a sandbox that can
+``start`` a program) as ``Test...`` and provide the sandbox as a fixture named ``sandbox``; class
+attributes describe the implementation under test:
+
+```python
+class TestProcessSandbox(InteractiveSandboxConformance):
+    max_output_bytes = 200_000
+
+    @pytest.fixture
+    async def sandbox(self) -> AsyncIterator[Sandbox]:
+        async with ProcessSandbox(max_output_bytes=self.max_output_bytes) as box:
+            yield box
+```
+"""
 
 # ruff: noqa: S101  (a test suite: plain asserts are how pytest reports failures)
 
