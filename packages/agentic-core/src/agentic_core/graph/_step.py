@@ -8,7 +8,7 @@ may be.)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -59,7 +59,7 @@ def plan_superstep(run: RunState) -> list[Invocation]:
     run.inboxes = {}
     run_id = run.run_id
     workflow_id = graph.id
-    state = run.shared_state
+    shared = run.shared_state
     streaming = run.stream is not None
     live = run.live
     errors = run.errors
@@ -67,41 +67,31 @@ def plan_superstep(run: RunState) -> list[Invocation]:
     invocations: list[Invocation] = []
     for executor_id in sorted(inboxes) if len(inboxes) > 1 else inboxes:
         messages = inboxes[executor_id]
+        state = None
+        if plans[executor_id].stateful:  # one invocation, a fresh copy of its state (never shared)
+            state = graph.type_registry.decode(run.executor_states.get(executor_id))
+            batches: Iterable[tuple[list[Any], int | None]] = ((messages, None),)
+        elif len(messages) == 1:
+            batches = ((messages, None),)
+        else:  # a dynamic map: one concurrent invocation per message
+            batches = [([message], index) for index, message in enumerate(messages)]
         previous = errors.get(executor_id, ()) if errors else ()
-        if len(messages) == 1 or plans[executor_id].stateful:
+        for batch, index in batches:
             invocations.append(
                 Invocation(
                     run_id=run_id,
                     workflow_id=workflow_id,
                     superstep=superstep,
                     executor_id=executor_id,
-                    messages=messages,
-                    shared_state=state,
+                    messages=batch,
+                    shared_state=shared,
                     previous_errors=previous,
-                    # Stateful: a fresh copy of its state, every time (runs never share one).
-                    executor_state=graph.type_registry.decode(run.executor_states.get(executor_id))
-                    if plans[executor_id].stateful
-                    else None,
+                    executor_state=state,
                     streaming=streaming,
+                    index=index,
                     live=live,
                 )
             )
-            continue
-        invocations.extend(
-            Invocation(
-                run_id=run_id,
-                workflow_id=workflow_id,
-                superstep=superstep,
-                executor_id=executor_id,
-                messages=[message],
-                shared_state=state,
-                previous_errors=previous,
-                streaming=streaming,
-                index=index,
-                live=live,
-            )
-            for index, message in enumerate(messages)
-        )
     return invocations
 
 

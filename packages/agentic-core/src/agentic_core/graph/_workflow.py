@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from agentic_core._errors import (
@@ -18,8 +19,6 @@ from agentic_core._errors import (
     SerializationError,
     WorkflowExecutionError,
 )
-from agentic_core.graph._edges import Edge
-from agentic_core.graph._executor import Executor
 from agentic_core.graph._graph import CompiledGraph
 from agentic_core.graph._loop import (
     drive,
@@ -103,25 +102,9 @@ class Workflow(CompiledGraph):
     ``send_responses`` can find them.
     """
 
-    def __init__(
-        self,
-        *,
-        name: str,
-        executors: dict[str, Executor],
-        edges: tuple[Edge, ...],
-        start_executor_id: str,
-        max_supersteps: int,
-        checkpoint_store: CheckpointStore | None,
-    ) -> None:
-        super().__init__(
-            name=name,
-            executors=executors,
-            edges=edges,
-            start_executor_id=start_executor_id,
-            max_supersteps=max_supersteps,
-            checkpoint_store=checkpoint_store,
-        )
-        self._paused = PausedRuns()
+    @cached_property
+    def _paused(self) -> PausedRuns:
+        return PausedRuns()
 
     def to_mermaid(self) -> str:
         """The graph as a Mermaid flowchart."""
