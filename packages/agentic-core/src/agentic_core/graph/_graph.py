@@ -72,6 +72,8 @@ class CompiledGraph:
             )
             for executor_id, executor in executors.items()
         }
+        self.stateful_ids = tuple(i for i, plan in self.plans.items() if plan.stateful)
+        """Executors that keep per-run state (``snapshot_state`` overridden)."""
         self._registry = _registry_of(executors)
         self._fingerprint = self._compute_fingerprint()
         self.id = f"{name}-{self._fingerprint[:12]}"

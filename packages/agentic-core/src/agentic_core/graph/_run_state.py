@@ -132,11 +132,11 @@ def start_run(graph: CompiledGraph, message: Any, *, max_supersteps: int | None)
     """A new run whose superstep 0 delivers ``message`` to the start executor."""
     run = RunState(graph, new_run_id(), max_supersteps=max_supersteps)
     run.inboxes[graph.start_executor_id] = [message]
-    encode = graph.type_registry.encode
-    for executor_id, executor in graph.executors.items():
-        if executor.is_stateful:
+    if graph.stateful_ids:
+        encode = graph.type_registry.encode
+        for executor_id in graph.stateful_ids:
             # Encoded at once: the executor object's own state never reaches a run.
-            run.executor_states[executor_id] = encode(executor.snapshot_state())
+            run.executor_states[executor_id] = encode(graph.executors[executor_id].snapshot_state())
     return run
 
 

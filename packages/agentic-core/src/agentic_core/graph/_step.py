@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import structlog
 from pydantic import BaseModel
@@ -36,6 +36,8 @@ from agentic_core.protocols._events import (
 from agentic_core.protocols._runtime import Invocation, InvocationResult, ResponseDelivery
 
 _log = structlog.get_logger(__name__)
+_ONE: tuple[tuple[None, None]] = ((None, None),)
+"""The batches of an executor whose messages all go to one invocation (no allocation)."""
 
 
 def plan_superstep(run: RunState) -> list[Invocation]:
@@ -67,26 +69,26 @@ def plan_superstep(run: RunState) -> list[Invocation]:
     invocations: list[Invocation] = []
     for executor_id in sorted(inboxes) if len(inboxes) > 1 else inboxes:
         messages = inboxes[executor_id]
-        state = None
-        if plans[executor_id].stateful:  # one invocation, a fresh copy of its state (never shared)
-            state = graph.type_registry.decode(run.executor_states.get(executor_id))
-            batches: Iterable[tuple[list[Any], int | None]] = ((messages, None),)
-        elif len(messages) == 1:
-            batches = ((messages, None),)
-        else:  # a dynamic map: one concurrent invocation per message
-            batches = [([message], index) for index, message in enumerate(messages)]
         previous = errors.get(executor_id, ()) if errors else ()
-        for batch, index in batches:
+        stateful = plans[executor_id].stateful
+        if stateful or len(messages) == 1:
+            # One invocation; a stateful one gets a fresh copy of its state (never shared).
+            batches: Iterable[tuple[int | None, list[Any] | None]] = _ONE
+        else:  # a dynamic map: one concurrent invocation per message
+            batches = enumerate([message] for message in messages)
+        for index, batch in batches:
             invocations.append(
                 Invocation(
                     run_id=run_id,
                     workflow_id=workflow_id,
                     superstep=superstep,
                     executor_id=executor_id,
-                    messages=batch,
+                    messages=messages if batch is None else batch,
                     shared_state=shared,
                     previous_errors=previous,
-                    executor_state=state,
+                    executor_state=graph.type_registry.decode(run.executor_states.get(executor_id))
+                    if stateful
+                    else None,
                     streaming=streaming,
                     index=index,
                     live=live,
@@ -318,8 +320,7 @@ def update_shared_state(run: RunState, updates: Mapping[str, Any]) -> None:
     run.shared_state = {**run.shared_state, **updates}
 
 
-@dataclass(frozen=True, slots=True)
-class CallOutcome:
+class CallOutcome(NamedTuple):
     """What one call of ``run``/``run_stream`` produced, taken out of the run."""
 
     outputs: list[Any]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentic_core._errors import (
     CheckpointError,
@@ -85,8 +85,7 @@ class WorkflowRunResult:
         return self.outputs
 
 
-@dataclass(frozen=True, slots=True)
-class _Start:
+class _Start(NamedTuple):
     """A run about to be driven by one call, and how it began."""
 
     run: RunState
