@@ -123,6 +123,26 @@ async def test_a_tool_timeout_becomes_an_error_result() -> None:
     assert "timed out after 0.05 s" in result.result
 
 
+class ProviderTimeoutError(TimeoutError):
+    """What an LLM client raises when its server does not answer (a TimeoutError subclass)."""
+
+
+@pytest.mark.parametrize("tool_timeout_s", [None, 30.0])
+async def test_a_tools_own_timeout_error_is_reported_as_its_error_not_as_a_timeout(
+    tool_timeout_s: float | None,
+) -> None:
+    async def ask_another_model() -> None:
+        """Calls a model that does not answer."""
+        raise ProviderTimeoutError("the model server did not answer in 5 s")
+
+    client = ScriptedChatClient([call("ask_another_model"), "ok"])
+    agent = ChatAgent(client, tools=[ask_another_model], tool_timeout_s=tool_timeout_s)
+    await agent.run("go")
+    [result] = client.calls[1][0][-1].function_results
+    assert result.is_error
+    assert result.result == ("Error: ProviderTimeoutError: the model server did not answer in 5 s")
+
+
 async def test_max_tool_iterations_ends_with_a_call_that_may_not_use_tools() -> None:
     client = ScriptedChatClient([call("add", a=1, b=1), call("add", "c2", a=2, b=2), "final"])
     agent = ChatAgent(client, tools=[add], max_tool_iterations=2)

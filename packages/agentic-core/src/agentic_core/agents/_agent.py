@@ -284,13 +284,17 @@ class ChatAgent:
                 f"Error: unknown tool {call.name!r} (available: {known})",
                 is_error=True,
             )
+        deadline: asyncio.Timeout | None = None
         try:
             if self.tool_timeout_s is None:
                 result = await tool.invoke(call.arguments)
             else:
-                async with asyncio.timeout(self.tool_timeout_s):
+                async with asyncio.timeout(self.tool_timeout_s) as deadline:
                     result = await tool.invoke(call.arguments)
-        except TimeoutError:
+        except TimeoutError as exc:
+            if deadline is None or not deadline.expired():
+                # The tool's own TimeoutError (an LLM client's, say): an ordinary error result.
+                return _tool_error(call, exc)
             _log.warning("tool_timeout", tool=call.name, timeout_s=self.tool_timeout_s)
             return ChatMessage.tool(
                 call.call_id,
@@ -298,10 +302,7 @@ class ChatAgent:
                 is_error=True,
             )
         except Exception as exc:  # noqa: BLE001 - a tool error is a result the model sees
-            _log.info("tool_error", tool=call.name, error=f"{type(exc).__name__}: {exc}")
-            return ChatMessage.tool(
-                call.call_id, f"Error: {type(exc).__name__}: {exc}", is_error=True
-            )
+            return _tool_error(call, exc)
         return ChatMessage.tool(call.call_id, _jsonable(result))
 
     # -- structured output ----------------------------------------------------------------------
@@ -333,6 +334,11 @@ class ChatAgent:
                     f"{_brief(second_error)}; reply was {reply.text[:200]!r}"
                 ) from second_error
             return value, [(correction, UsageDetails()), (reply, retry.usage)]
+
+
+def _tool_error(call: FunctionCallContent, exc: Exception) -> ChatMessage:
+    _log.info("tool_error", tool=call.name, error=f"{type(exc).__name__}: {exc}")
+    return ChatMessage.tool(call.call_id, f"Error: {type(exc).__name__}: {exc}", is_error=True)
 
 
 def _no_extra(kwargs: dict[str, Any], method: str) -> None:
