@@ -142,7 +142,8 @@ class ChatAgent:
         continuation_token: ContinuationToken | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[AgentResponseUpdate]:
-        """Stream the answer as the model produces it; the last update has ``done=True``.
+        """Stream the answer as the model produces it; the last update has ``done=True`` and
+        carries the complete ``response`` (usage and parsed ``value`` included).
 
         With ``continuation_token`` it resumes a background run after the last update seen.
         """
@@ -155,7 +156,7 @@ class ChatAgent:
             if isinstance(step, AgentResponseUpdate):
                 yield step
             else:
-                yield AgentResponseUpdate(author_name=self.name, done=True)
+                yield AgentResponseUpdate(author_name=self.name, done=True, response=step)
 
     # -- the loop -------------------------------------------------------------------------------
 
@@ -179,6 +180,8 @@ class ChatAgent:
             await self.memory_provider.before_invoke(self.id, thread, memory)
         prompt = [*self._system_messages(memory), *history]
         options = self._options_for(run_options, response_format)
+        # The run's keyword, else the run's options, else the agent's default options.
+        response_format = options.response_format
         produced: list[ChatMessage] = []
         usage = UsageDetails()
         response: ChatResponse | None = None

@@ -1,4 +1,4 @@
-"""AgentExecutor: an agent as a node of a workflow graph."""
+"""AgentExecutor: an agent as a node of a workflow graph, with one conversation per run."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from agentic_core.graph._executor import Executor, ExecutorKind, handler
 from agentic_core.protocols._agent import Agent, AgentResponse
 from agentic_core.protocols._events import AgentRunUpdateEvent
 from agentic_core.protocols._messages import ChatMessage, Role
+from agentic_core.protocols._thread import AgentThread
 
 
 class AgentExecutorResponse(BaseModel):
@@ -27,11 +28,16 @@ AgentExecutorInput = str | ChatMessage | list[ChatMessage] | AgentExecutorRespon
 class AgentExecutor(Executor):
     """Runs ``agent`` on each message it receives and sends an ``AgentExecutorResponse`` on.
 
-    A str becomes a user message; an ``AgentExecutorResponse`` from a previous agent passes its
-    whole conversation along, so a chain of AgentExecutors is a conversation. While the run is
-    streamed (``run_stream``), the agent streams too and each update surfaces at once as an
-    ``AgentRunUpdateEvent``. ``output_response=True`` also yields the ``AgentResponse`` as a
-    workflow output.
+    The executor keeps one ``AgentThread`` per run: reached again later in the same run (a
+    loop, a human's feedback), the agent sees its earlier turns. The thread is executor state,
+    saved in every checkpoint and restored on resume; each new run starts a fresh one.
+
+    A str becomes a user message. An ``AgentExecutorResponse`` from a previous agent brings the
+    conversation so far: the messages the thread does not hold yet (by ``message_id``) join it,
+    so a chain of AgentExecutors is one conversation and a loop back adds only what is new.
+    While the run is streamed (``run_stream``) the agent streams too and each update surfaces
+    at once as an ``AgentRunUpdateEvent``. ``output_response=True`` also yields the
+    ``AgentResponse`` as a workflow output.
     """
 
     streams_live = True
@@ -46,6 +52,15 @@ class AgentExecutor(Executor):
         super().__init__(id or agent.name, kind=ExecutorKind.WORKER)
         self.agent = agent
         self.output_response = output_response
+        self._thread_state: dict[str, Any] | None = None
+
+    def snapshot_state(self) -> Any:
+        """This run's conversation: the thread's id, metadata and messages (JSON data)."""
+        return self._thread_state
+
+    def restore_state(self, state: Any) -> None:
+        """Take the run's conversation (None: the run has not reached this agent yet)."""
+        self._thread_state = state
 
     @handler
     async def run_agent(
@@ -53,29 +68,65 @@ class AgentExecutor(Executor):
         message: AgentExecutorInput,
         ctx: WorkflowContext[AgentExecutorResponse, AgentResponse],
     ) -> None:
-        """Run the agent on the conversation ``message`` carries."""
-        conversation = _conversation(message)
-        thread = self.agent.get_new_thread()
+        """Run the agent on what ``message`` adds to this run's conversation."""
+        thread = await self._thread()
+        known = {m.message_id for m in await thread.list_messages()}
+        new_input = [m for m in _conversation(message) if m.message_id not in known]
         if ctx.is_streaming:
-            async for update in self.agent.run_stream(conversation, thread=thread):
-                await ctx.add_event(AgentRunUpdateEvent(executor_id=self.id, update=update))
-            produced = (await thread.list_messages())[len(conversation) :]
-            response = AgentResponse(
-                messages=produced,
-                text=next((m.text for m in reversed(produced) if m.role is Role.ASSISTANT), ""),
-                agent_id=self.agent.id,
-            )
+            response = await self._run_streaming(new_input, thread, ctx)
         else:
-            response = await self.agent.run(conversation, thread=thread)
+            response = await self.agent.run(new_input, thread=thread)
+        conversation = await thread.list_messages()
+        self._thread_state = _thread_data(thread, conversation)
         await ctx.send_message(
             AgentExecutorResponse(
-                executor_id=self.id,
-                agent_response=response,
-                full_conversation=[*conversation, *response.messages],
+                executor_id=self.id, agent_response=response, full_conversation=conversation
             )
         )
         if self.output_response:
             await ctx.yield_output(response)
+
+    async def _thread(self) -> AgentThread:
+        """This run's thread: a new one from the agent, holding the run's messages so far."""
+        state = self._thread_state
+        if state is None:
+            return self.agent.get_new_thread()
+        thread = self.agent.get_new_thread(**state.get("metadata", {}))
+        thread.id = state["id"]
+        messages = [ChatMessage.model_validate(m) for m in state.get("messages", [])]
+        if messages:
+            await thread.add_messages(messages)
+        return thread
+
+    async def _run_streaming(
+        self,
+        new_input: list[ChatMessage],
+        thread: AgentThread,
+        ctx: WorkflowContext[AgentExecutorResponse, AgentResponse],
+    ) -> AgentResponse:
+        before = len(await thread.list_messages()) + len(new_input)
+        final: AgentResponse | None = None
+        async for update in self.agent.run_stream(new_input, thread=thread):
+            await ctx.add_event(AgentRunUpdateEvent(executor_id=self.id, update=update))
+            if update.done and update.response is not None:
+                final = update.response
+        if final is not None:
+            return final
+        # An agent whose last update carries no response: rebuild it from the thread.
+        produced = (await thread.list_messages())[before:]
+        return AgentResponse(
+            messages=produced,
+            text=next((m.text for m in reversed(produced) if m.role is Role.ASSISTANT), ""),
+            agent_id=self.agent.id,
+        )
+
+
+def _thread_data(thread: AgentThread, messages: list[ChatMessage]) -> dict[str, Any]:
+    return {
+        "id": thread.id,
+        "metadata": dict(thread.metadata),
+        "messages": [m.model_dump(mode="json") for m in messages],
+    }
 
 
 def _conversation(message: Any) -> list[ChatMessage]:

@@ -99,7 +99,9 @@ class BackgroundRuns:
         if run.error is not None:
             raise AgentError(f"background run {token.task_id!r} failed: {run.error}") from run.error
         yield AgentResponseUpdate(
-            done=True, continuation_token=ContinuationToken(task_id=token.task_id, sequence=seen)
+            done=True,
+            continuation_token=ContinuationToken(task_id=token.task_id, sequence=seen),
+            response=run.response,
         )
 
     def _expire(self) -> None:

@@ -44,6 +44,8 @@ class AgentResponseUpdate(BaseModel):
     author_name: str | None = None
     done: bool = False
     continuation_token: ContinuationToken | None = None
+    response: AgentResponse | None = None
+    """On the last update (``done=True``): the complete response, usage and value included."""
 
 
 AgentInput = str | ChatMessage | Sequence[ChatMessage] | None
