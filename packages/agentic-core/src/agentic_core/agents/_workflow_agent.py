@@ -1,12 +1,13 @@
-"""WorkflowAgent: a whole workflow behind the Agent interface."""
+"""WorkflowAgent: a whole workflow behind the Agent interface, human-in-the-loop included."""
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from agentic_core._errors import AgentError
@@ -20,14 +21,28 @@ from agentic_core.protocols._agent import (
 )
 from agentic_core.protocols._events import (
     AgentRunUpdateEvent,
+    RequestInfoEvent,
+    WorkflowCompletedEvent,
     WorkflowFailedEvent,
     WorkflowOutputEvent,
+    WorkflowRunState,
 )
-from agentic_core.protocols._messages import ChatMessage, Role, UsageDetails
+from agentic_core.protocols._messages import (
+    ChatMessage,
+    FunctionCallContent,
+    Role,
+    UsageDetails,
+)
 from agentic_core.protocols._thread import AgentThread
 
 if TYPE_CHECKING:
     from agentic_core.graph._workflow import Workflow
+    from agentic_core.protocols._checkpoint import CheckpointStore
+
+REQUEST_INFO_FUNCTION_NAME = "request_info"
+"""The name of the function call a paused workflow agent answers with, one per request."""
+_PAUSED = "workflow_agent_paused"
+"""Thread metadata key: the paused run this thread waits on (run, checkpoint, request ids)."""
 
 
 class WorkflowAgent:
@@ -37,7 +52,20 @@ class WorkflowAgent:
     Outputs become the response's messages: an ``AgentResponse`` or ``AgentExecutorResponse``
     gives its messages, a ``ChatMessage`` itself, a str an assistant message, anything else an
     assistant message holding its JSON.
+
+    Human in the loop: a run that pauses on ``request_info`` answers with one
+    ``FunctionCallContent`` per pending request (name ``"request_info"``, ``call_id`` = the
+    request id, ``arguments`` = the request data as JSON: a model's fields, a dict as is,
+    anything else as ``{"data": value}``). The caller's next run on the same thread carrying a
+    ``FunctionResultContent`` for that call id (``ChatMessage.tool(call_id, answer)``) resumes
+    the workflow with that answer. The thread remembers the paused run in its metadata
+    (``AgentThread.serialize`` keeps it), so with a checkpoint store (``checkpoint_store=`` or
+    the workflow's own) the answer may come from another process; without a thread, answers to
+    a run paused in this process are found by their call ids.
     """
+
+    REQUEST_INFO_FUNCTION_NAME = REQUEST_INFO_FUNCTION_NAME
+    """The function name of the calls a paused workflow answers with (as in MAF)."""
 
     def __init__(
         self,
@@ -45,6 +73,7 @@ class WorkflowAgent:
         *,
         name: str | None = None,
         id: str | None = None,  # noqa: A002 - the API's name
+        checkpoint_store: CheckpointStore | None = None,
     ) -> None:
         start = workflow.get_executor(workflow.start_executor_id)
         if not any(can_accept(s.message_type, list[ChatMessage]) for s in start.handlers):
@@ -55,6 +84,7 @@ class WorkflowAgent:
         self.workflow = workflow
         self.name = name or workflow.name
         self.id = id or f"{self.name}-{uuid.uuid4().hex[:8]}"
+        self.checkpoint_store = checkpoint_store or workflow.checkpoint_store
 
     def get_new_thread(self, **metadata: Any) -> AgentThread:
         """A fresh conversation."""
@@ -63,26 +93,34 @@ class WorkflowAgent:
     async def run(
         self, messages: AgentInput = None, *, thread: AgentThread | None = None, **kwargs: Any
     ) -> AgentResponse:
-        """Run the workflow on the conversation and answer with its outputs."""
+        """Run the workflow on the conversation (or resume it with answers) and answer with
+        its outputs, plus a ``request_info`` function call per request it waits on."""
         del kwargs
         thread = thread or self.get_new_thread()
-        conversation = await self._conversation(messages, thread)
-        result = await self.workflow.run(conversation)
+        answers, paused = await self._take_input(messages, thread)
+        if answers:
+            result = await self.workflow.run(**self._resume_keywords(answers, paused))
+        else:
+            result = await self.workflow.run(await thread.list_messages())
         produced, usage = _outputs_to_messages(result.outputs, self.name)
-        await thread.add_messages(produced)
-        return AgentResponse(
-            messages=produced, text=_last_text(produced), usage=usage, agent_id=self.id
+        return await self._reply(
+            thread, produced, usage, result.pending_requests, result.last_checkpoint_id
         )
 
     async def run_stream(
         self, messages: AgentInput = None, *, thread: AgentThread | None = None, **kwargs: Any
     ) -> AsyncIterator[AgentResponseUpdate]:
-        """Stream the agents' updates inside the workflow, then the outputs; ``done`` last."""
+        """Stream the agents' updates inside the workflow, then ``done`` with the response."""
         del kwargs
         thread = thread or self.get_new_thread()
-        conversation = await self._conversation(messages, thread)
+        answers, paused = await self._take_input(messages, thread)
+        if answers:
+            events = self.workflow.run_stream(**self._resume_keywords(answers, paused))
+        else:
+            events = self.workflow.run_stream(await thread.list_messages())
         outputs: list[Any] = []
-        async for event in self.workflow.run_stream(conversation):
+        requests: dict[str, RequestInfoEvent] = {}
+        async for event in events:
             if isinstance(event, AgentRunUpdateEvent) and isinstance(
                 event.update, AgentResponseUpdate
             ):
@@ -90,17 +128,96 @@ class WorkflowAgent:
                     yield event.update
             elif isinstance(event, WorkflowOutputEvent):
                 outputs.append(event.data)
+            elif isinstance(event, RequestInfoEvent):
+                requests[event.request_id] = event
             elif isinstance(event, WorkflowFailedEvent):
                 raise AgentError(f"workflow agent {self.name!r} failed: {event.error}")
-        produced, _ = _outputs_to_messages(outputs, self.name)
-        await thread.add_messages(produced)
-        yield AgentResponseUpdate(author_name=self.name, done=True)
+            elif (
+                isinstance(event, WorkflowCompletedEvent)
+                and event.status is not WorkflowRunState.IDLE_WITH_PENDING_REQUESTS
+            ):
+                requests.clear()  # every request was answered in this call
+        produced, usage = _outputs_to_messages(outputs, self.name)
+        checkpoint_id = await self._latest_checkpoint(requests)
+        response = await self._reply(
+            thread, produced, usage, list(requests.values()), checkpoint_id
+        )
+        yield AgentResponseUpdate(author_name=self.name, done=True, response=response)
 
-    async def _conversation(self, messages: AgentInput, thread: AgentThread) -> list[ChatMessage]:
+    # -- human in the loop ----------------------------------------------------------------------
+
+    async def _take_input(
+        self, messages: AgentInput, thread: AgentThread
+    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """Add the input to the thread; return the answers it carries to pending requests."""
         new = to_messages(messages)
         if new:
             await thread.add_messages(new)
-        return await thread.list_messages()
+        paused: dict[str, Any] | None = thread.metadata.get(_PAUSED)
+        results = {r.call_id: r.result for m in new for r in m.function_results}
+        if paused is not None:
+            waiting = set(paused.get("request_ids", []))
+            return {k: v for k, v in results.items() if k in waiting}, paused
+        return results, None  # no thread state: maybe a run paused in this process
+
+    def _resume_keywords(
+        self, answers: Mapping[str, Any], paused: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        checkpoint_id = paused.get("checkpoint_id") if paused else None
+        if checkpoint_id is not None and self.checkpoint_store is not None:
+            return {
+                "checkpoint_id": checkpoint_id,
+                "checkpoint_store": self.checkpoint_store,
+                "responses": dict(answers),
+            }
+        return {"responses": dict(answers)}
+
+    async def _latest_checkpoint(self, requests: Mapping[str, RequestInfoEvent]) -> str | None:
+        """The checkpoint a streamed run paused at (a stream does not return a result)."""
+        if not requests or self.checkpoint_store is None:
+            return None
+        latest = await self.checkpoint_store.latest(next(iter(requests.values())).run_id)
+        return None if latest is None else latest.id
+
+    async def _reply(
+        self,
+        thread: AgentThread,
+        produced: list[ChatMessage],
+        usage: UsageDetails,
+        pending: list[RequestInfoEvent],
+        checkpoint_id: str | None,
+    ) -> AgentResponse:
+        if pending:
+            calls = [
+                FunctionCallContent(
+                    call_id=request.request_id,
+                    name=REQUEST_INFO_FUNCTION_NAME,
+                    arguments=_arguments(request.data),
+                )
+                for request in pending
+            ]
+            produced = [*produced, ChatMessage.assistant(contents=calls, author_name=self.name)]
+            thread.metadata[_PAUSED] = {
+                "run_id": pending[0].run_id,
+                "checkpoint_id": checkpoint_id,
+                "request_ids": [request.request_id for request in pending],
+            }
+        else:
+            thread.metadata.pop(_PAUSED, None)
+        await thread.add_messages(produced)
+        return AgentResponse(
+            messages=produced, text=_last_text(produced), usage=usage, agent_id=self.id
+        )
+
+
+def _arguments(data: Any) -> dict[str, Any]:
+    """A request's data as function-call arguments (a JSON object)."""
+    if isinstance(data, BaseModel):
+        return data.model_dump(mode="json")
+    value = to_jsonable_python(data, fallback=str)
+    if isinstance(value, dict):
+        return value  # pyright: ignore[reportUnknownVariableType]
+    return {"data": value}
 
 
 def _outputs_to_messages(outputs: list[Any], name: str) -> tuple[list[ChatMessage], UsageDetails]:
