@@ -113,7 +113,6 @@ async def test_checkpoint_with_resume_survives_interruptions() -> None:
                 if completed == 3:  # the sample interrupts at random; here, every 3 supersteps
                     interruptions += 1
                     break
-        await stream.aclose()
         assert run_id is not None
         latest = await store.latest(run_id)
         assert latest is not None
