@@ -1,4 +1,4 @@
-"""Microsoft Agent Framework's checkpoint samples, ported to agentic's API and run.
+"""Microsoft Agent Framework's checkpoint and sub-workflow samples, ported and run.
 
 - ``checkpoint/checkpoint_with_resume.py``: a worker with executor state (its
   ``on_checkpoint_save``/``on_checkpoint_restore`` are our ``snapshot_state``/``restore_state``)
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Never
 
 from agentic_core import (
     AgentExecutor,
@@ -24,6 +24,7 @@ from agentic_core import (
     FileCheckpointStore,
     InMemoryCheckpointStore,
     RequestInfoEvent,
+    SubWorkflowExecutor,
     SuperstepCompletedEvent,
     Workflow,
     WorkflowBuilder,
@@ -249,3 +250,82 @@ async def test_checkpoint_with_human_in_the_loop_resumes_with_a_pre_supplied_ans
     checkpoint = await store.load(done.last_checkpoint_id or "")
     assert checkpoint is not None
     assert checkpoint.shared_state == {"brief": "Ship the new export feature."}
+
+
+# --- composition/sub_workflow_basics ------------------------------------------------------------
+
+
+@dataclass
+class TextProcessingRequest:
+    text: str
+    task_id: str
+
+
+@dataclass
+class TextProcessingResult:
+    task_id: str
+    text: str
+    word_count: int
+    char_count: int
+
+
+class TextProcessor(Executor):
+    def __init__(self) -> None:
+        super().__init__("text_processor")
+
+    @handler
+    async def process_text(
+        self, request: TextProcessingRequest, ctx: WorkflowContext[Never, TextProcessingResult]
+    ) -> None:
+        word_count = len(request.text.split()) if request.text.strip() else 0
+        await ctx.yield_output(
+            TextProcessingResult(
+                task_id=request.task_id,
+                text=request.text,
+                word_count=word_count,
+                char_count=len(request.text),
+            )
+        )
+
+
+class TextProcessingOrchestrator(Executor):
+    """Keeps its results in attributes, the way the MAF sample does."""
+
+    def __init__(self) -> None:
+        super().__init__("text_orchestrator")
+        self.results: list[TextProcessingResult] = []
+        self.expected_count = 0
+
+    @handler
+    async def start_processing(
+        self, texts: list[str], ctx: WorkflowContext[TextProcessingRequest]
+    ) -> None:
+        self.expected_count = len(texts)
+        for i, text in enumerate(texts):
+            request = TextProcessingRequest(text=text, task_id=f"task_{i + 1}")
+            await ctx.send_message(request, target_id="text_processor_workflow")
+
+    @handler
+    async def collect_result(
+        self, result: TextProcessingResult, ctx: WorkflowContext[Never, list[TextProcessingResult]]
+    ) -> None:
+        self.results.append(result)
+        if len(self.results) == self.expected_count:
+            await ctx.yield_output(self.results)
+
+
+async def test_sub_workflow_basics() -> None:
+    processing = WorkflowBuilder().set_start_executor(TextProcessor()).build()
+    sub_workflow = SubWorkflowExecutor(processing, id="text_processor_workflow")
+    orchestrator = TextProcessingOrchestrator()
+    main_workflow = (
+        WorkflowBuilder()
+        .set_start_executor(orchestrator)
+        .add_edge(orchestrator, sub_workflow)
+        .add_edge(sub_workflow, orchestrator)
+        .build()
+    )
+    texts = ["Hello world! This is a simple test.", "Short text.", "", "   Spaces   around   "]
+    [results] = (await main_workflow.run(texts)).get_outputs()
+    by_task = {r.task_id: (r.word_count, r.char_count) for r in results}
+    assert by_task == {"task_1": (7, 35), "task_2": (2, 11), "task_3": (0, 0), "task_4": (2, 21)}
