@@ -12,6 +12,8 @@ closes a response before its end cannot reuse its connection: the bench counts t
 
 Run: ``python benches/_fake_llm_server.py --chunks 200``: prints the port it listens on, then
 serves until SIGTERM (or ``--lifetime-s``, so a forgotten server cannot outlive its bench).
+``--port`` picks the port (the test fixture ``fake_llm_server`` of tests/fixtures/llm.py runs it
+that way, for real keep-alive connections to every provider client).
 """
 
 from __future__ import annotations
@@ -302,10 +304,10 @@ class _Connection(asyncio.Protocol):
         return self.table.get((path, streamed), _NOT_FOUND)
 
 
-async def serve(chunks: int, lifetime_s: float) -> None:
+async def serve(chunks: int, lifetime_s: float, port: int = 0) -> None:
     loop = asyncio.get_running_loop()
     table = responses(chunks)
-    server = await loop.create_server(lambda: _Connection(table), "127.0.0.1", 0)
+    server = await loop.create_server(lambda: _Connection(table), "127.0.0.1", port)
     port = server.sockets[0].getsockname()[1]
     print(port, flush=True)
     stop = asyncio.Event()
@@ -324,8 +326,9 @@ def main() -> None:
     parser.add_argument(
         "--lifetime-s", type=float, default=1800.0, help="stop after this long (default 1800)"
     )
+    parser.add_argument("--port", type=int, default=0, help="listen here (default: any free)")
     args = parser.parse_args()
-    asyncio.run(serve(args.chunks, args.lifetime_s))
+    asyncio.run(serve(args.chunks, args.lifetime_s, args.port))
 
 
 if __name__ == "__main__":

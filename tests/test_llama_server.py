@@ -4,12 +4,13 @@ The server (``llama_server`` fixture) runs ``--chat_format chatml-function-calli
 are kept short (``max_tokens``) and greedy (``temperature=0``) so the module takes seconds.
 Known quirks of this server that the client copes with: an assistant message carrying
 ``tool_calls`` must have ``content: ""`` (null gives HTTP 500), and streaming with
-``tool_choice="auto"`` returns an empty body (so tool calls are forced by name here). Its
+``tool_choice="auto"`` returns an empty body (the client then asks again without streaming). Its
 streams carry no usage (it ignores ``stream_options``), so usage is checked on complete replies.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -25,7 +26,7 @@ from agentic_core import (
     Role,
     tool,
 )
-from agentic_llm import OpenAIChatClient, ProviderError
+from agentic_llm import OpenAIChatClient
 from tests.fixtures.llm import LLAMA_SERVER_MODEL
 
 pytestmark = pytest.mark.slow
@@ -128,17 +129,32 @@ async def test_auto_tool_choice_lets_the_model_call_the_tool(client: OpenAIChatC
     assert response.finish_reason is FinishReason.TOOL_CALLS
 
 
-async def test_streaming_with_auto_tool_choice_is_an_error_not_an_empty_answer(
+async def test_streaming_with_auto_tool_choice_falls_back_to_one_plain_request(
     client: OpenAIChatClient,
 ) -> None:
-    # The server's quirk: this request gets a 200 with an empty body. The client must say the
-    # stream was cut off rather than return an empty reply.
+    # The server's quirk: this streamed request gets a 200 with an empty body. The client asks
+    # again without streaming and hands that reply over as the stream.
     options = ChatOptions(max_tokens=32, temperature=0, tools=[get_weather], tool_choice="auto")
-    with pytest.raises(ProviderError, match="cut off"):
-        async for _ in client.generate_stream(
+    updates = [
+        update
+        async for update in client.generate_stream(
             [ChatMessage.user("What is the weather in Paris?")], options
-        ):
-            pass
+        )
+    ]
+    [call] = ChatResponse.from_updates(updates).message.function_calls
+    assert call.name == "get_weather"
+
+
+def test_one_client_serves_two_asyncio_run_calls(llama_server: str) -> None:
+    # A script (or notebook cell) per asyncio.run: the second must not meet the first loop's
+    # pooled connection ("Event loop is closed").
+    client = OpenAIChatClient(LLAMA_SERVER_MODEL, base_url=llama_server)
+    first = asyncio.run(client.generate([ChatMessage.user("Say hi.")], SHORT))
+    agent = ChatAgent(client, options=SHORT)
+    second = asyncio.run(agent.run("Say hello."))
+    assert first.text.strip()
+    assert second.text.strip()
+    assert client._http.open_pools == 0
 
 
 async def test_chat_agent_runs_a_full_tool_loop(client: OpenAIChatClient) -> None:

@@ -873,9 +873,10 @@ def _echo_key_error(status: int) -> httpx.Response:
     )
 
 
-def test_client_str_repr_and_default_headers_hide_the_key() -> None:
+async def test_client_str_repr_and_default_headers_hide_the_key() -> None:
     client = AnthropicChatClient(MODEL, api_key=KEY)
-    shown = [*shown_by(client), repr(client._http._client.headers)]
+    pool = await client._http._client()  # this loop's pool
+    shown = [*shown_by(client), repr(pool.headers)]
     assert all("SUPERSECRET" not in text for text in shown)
     with pytest.raises(TypeError):
         pickle.dumps(client)

@@ -44,10 +44,13 @@ def test_importing_the_package_loads_neither_httpx_nor_a_client() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_every_error_derives_from_llm_error() -> None:
+def test_every_error_derives_from_llm_error_and_the_workspace_root() -> None:
+    from agentic_core import AgenticError
+
     errors = [getattr(agentic_llm, name) for name in agentic_llm.__all__ if name.endswith("Error")]
     assert errors
     assert all(issubclass(error, agentic_llm.LLMError) for error in errors)
+    assert all(issubclass(error, AgenticError) for error in errors)
 
 
 def test_version_is_a_release_string() -> None:

@@ -35,6 +35,7 @@ from agentic_llm import (
     LLMError,
     PermissionDeniedError,
     ProviderError,
+    RateLimitError,
 )
 from tests.fixtures.llm_http import (
     assert_a_body_that_is_not_json,
@@ -510,6 +511,72 @@ async def test_429_after_the_retries_is_a_rate_limit_error(
     assert route.call_count == 4
     assert backoff_waits == [5.0, 5.0, 5.0]
     assert caught.retry_after_s == 5.0
+
+
+def quota_error(retry_delay: str, code: int = 429, status: str = "RESOURCE_EXHAUSTED") -> Any:
+    """Gemini's quota error: the wait is in a google.rpc.RetryInfo detail, not in a header."""
+    return google_error(
+        code,
+        "You exceeded your current quota, please check your plan and billing details.",
+        status,
+        details=[
+            {
+                "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                "violations": [
+                    {
+                        "quotaMetric": "generativelanguage.googleapis.com/"
+                        "generate_content_free_tier_requests",
+                        "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier",
+                    }
+                ],
+            },
+            {"@type": "type.googleapis.com/google.rpc.Help", "links": [{"url": "https://ai.dev"}]},
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": retry_delay},
+        ],
+    )
+
+
+@pytest.mark.parametrize(("delay", "seconds"), [("12s", 12.0), ("1.5s", 1.5), ("0.250s", 0.25)])
+async def test_429_waits_the_retry_delay_of_the_body(
+    delay: str,
+    seconds: float,
+    gemini: GeminiChatClient,
+    respx_mock: respx.MockRouter,
+    backoff_waits: list[float],
+) -> None:
+    limited = httpx.Response(429, json=quota_error(delay))
+    ok = httpx.Response(200, json=response(text("Hi")))
+    reply = await generate_after_failures(gemini, respx_mock.post(URL), HELLO, [limited], ok)
+    assert reply.text == "Hi"
+    assert backoff_waits == [seconds]
+
+
+async def test_503_waits_the_retry_delay_of_the_body_too(
+    gemini: GeminiChatClient, respx_mock: respx.MockRouter, backoff_waits: list[float]
+) -> None:
+    busy = httpx.Response(503, json=quota_error("2s", 503, "UNAVAILABLE"))
+    ok = httpx.Response(200, json=response(text("Hi")))
+    await generate_after_failures(gemini, respx_mock.post(URL), HELLO, [busy], ok)
+    assert backoff_waits == [2.0]
+
+
+async def test_a_rate_limit_error_carries_the_retry_delay_of_the_body(
+    gemini: GeminiChatClient, respx_mock: respx.MockRouter, backoff_waits: list[float]
+) -> None:
+    respx_mock.post(URL).respond(429, json=quota_error("7s"))
+    with pytest.raises(RateLimitError, match=r"retry after 7 s") as caught:
+        await gemini.generate(HELLO)
+    assert caught.value.retry_after_s == 7.0
+    assert backoff_waits == [7.0, 7.0, 7.0]
+
+
+async def test_a_retry_after_header_wins_over_the_body(
+    gemini: GeminiChatClient, respx_mock: respx.MockRouter, backoff_waits: list[float]
+) -> None:
+    limited = httpx.Response(429, headers={"retry-after": "3"}, json=quota_error("20s"))
+    ok = httpx.Response(200, json=response(text("Hi")))
+    await generate_after_failures(gemini, respx_mock.post(URL), HELLO, [limited], ok)
+    assert backoff_waits == [3.0]
 
 
 @pytest.mark.parametrize(

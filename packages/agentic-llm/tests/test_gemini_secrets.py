@@ -51,11 +51,12 @@ def test_client_str_and_repr_hide_the_key() -> None:
     assert all("SUPERSECRET" not in text for text in shown_by(client))
 
 
-def test_the_key_is_not_in_the_connection_pools_defaults() -> None:
+async def test_the_key_is_not_in_the_connection_pools_defaults() -> None:
     client = GeminiChatClient("gemini-2.5-flash", api_key=KEY)
-    assert all(KEY not in value for value in client._http._client.headers.values())
-    assert KEY not in str(client._http._client.base_url)
-    assert KEY not in str(client._http._client.params)
+    pool = await client._http._client()  # this loop's pool
+    assert all(KEY not in value for value in pool.headers.values())
+    assert KEY not in str(pool.base_url)
+    assert KEY not in str(pool.params)
 
 
 def test_a_client_cannot_be_pickled_with_its_key() -> None:

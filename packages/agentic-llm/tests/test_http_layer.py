@@ -32,6 +32,7 @@ from agentic_llm._http import (
     parse_retry_after,
     provider_error_message,
 )
+from agentic_llm._http._retry import parse_retry_info
 from agentic_llm._secret import Secret
 
 # --- backoff -----------------------------------------------------------------------------------
@@ -353,3 +354,26 @@ async def test_ndjson_malformed_line_is_redacted(respx_mock: respx.MockRouter) -
     assert "SECRET" not in str(caught.value)
     assert "SECRET" not in caught.value.body
     assert caught.value.provider == "ollama"
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            '{"error": {"details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", '
+            '"retryDelay": "37s"}]}}',
+            37.0,
+        ),
+        (
+            '{"error": {"details": [{"@type": "x/google.rpc.RetryInfo", "retryDelay": "0.5s"}]}}',
+            0.5,
+        ),
+        ('{"error": {"details": [{"@type": "google.rpc.RetryInfo", "retryDelay": "soon"}]}}', None),
+        ('{"error": {"details": "google.rpc.RetryInfo"}}', None),
+        ("google.rpc.RetryInfo but not JSON", None),
+        ('{"error": {"message": "no details"}}', None),
+        ("", None),
+    ],
+)
+def test_parse_retry_info_reads_googles_retry_delay(body: str, expected: float | None) -> None:
+    assert parse_retry_info(body) == expected

@@ -13,6 +13,8 @@ from typing import Any
 import httpx
 import pytest
 import respx
+import structlog
+import structlog.testing
 
 from agentic_core import (
     ChatMessage,
@@ -40,7 +42,6 @@ from tests.fixtures.llm_http import (
     assert_a_dropped_connection_is_a_provider_error,
     assert_a_garbage_event_is_a_provider_error,
     assert_a_stalled_stream_is_a_timeout,
-    assert_an_empty_stream_is_a_provider_error,
     assert_cancelling_a_streaming_task_closes_it,
     assert_leaving_a_stream_early_closes_it,
     assert_read_timeout_is_not_retried,
@@ -446,6 +447,19 @@ async def test_connect_error_is_retried_then_succeeds(
     assert response.text
 
 
+@pytest.mark.parametrize(
+    "dropped",
+    [httpx.ReadError("[Errno 104] Connection reset by peer"), httpx.WriteError("broken pipe")],
+)
+async def test_a_kept_alive_connection_the_server_dropped_is_retried(
+    dropped: httpx.TransportError, openai: OpenAIChatClient, respx_mock: respx.MockRouter
+) -> None:
+    response = await generate_after_failures(
+        openai, respx_mock.post(URL), HELLO, [dropped], httpx.Response(200, json=completion())
+    )
+    assert response.text
+
+
 async def test_connect_error_after_the_retries(respx_mock: respx.MockRouter) -> None:
     respx_mock.post(URL).mock(side_effect=httpx.ConnectError("Connection refused"))
     async with OpenAIChatClient("gpt-4o-mini", api_key="sk-1", max_retries=1) as client:
@@ -580,13 +594,36 @@ async def test_a_stream_cut_off_before_done_is_a_provider_error(
     assert [u.text for u in received] == ["Hello", " wor"]
 
 
-async def test_an_empty_stream_is_a_provider_error(
+async def test_an_empty_stream_falls_back_to_one_request_without_streaming(
     openai: OpenAIChatClient, respx_mock: respx.MockRouter
 ) -> None:
     # llama.cpp's server answers some streamed tool requests with an empty 200 body.
-    await assert_an_empty_stream_is_a_provider_error(
-        openai, respx_mock.post(URL), HELLO, sse_response(b"")
+    whole = completion(None, tool_calls=[call("c1", "get_current_weather", '{"location": "Oslo"}')])
+    route = respx_mock.post(URL).mock(
+        side_effect=[sse_response(b""), httpx.Response(200, json=whole)]
     )
+    with structlog.testing.capture_logs() as logs:
+        updates = await collect(openai.generate_stream(HELLO))
+    assert [bool(sent(route, i).get("stream")) for i in range(2)] == [True, False]
+    folded = ChatResponse.from_updates(updates)
+    assert folded.message.function_calls == [
+        FunctionCallContent(
+            call_id="c1", name="get_current_weather", arguments={"location": "Oslo"}
+        )
+    ]
+    assert folded.usage.total_tokens == 29
+    [fallback] = [e for e in logs if e["event"] == "llm_empty_stream_fallback"]
+    assert fallback["log_level"] == "debug"
+
+
+async def test_a_failing_fallback_request_is_reported_as_itself(
+    openai: OpenAIChatClient, respx_mock: respx.MockRouter
+) -> None:
+    respx_mock.post(URL).mock(
+        side_effect=[sse_response(b""), httpx.Response(400, json=error_body("bad tools"))]
+    )
+    with pytest.raises(InvalidRequestError, match="bad tools"):
+        await collect(openai.generate_stream(HELLO))
 
 
 async def test_a_dropped_connection_mid_stream_is_a_provider_error(

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any, TypeAlias, cast
+from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -40,8 +40,7 @@ from agentic_core import (
     UsageDetails,
 )
 from agentic_llm._errors import ProviderError
-
-JSONObject: TypeAlias = dict[str, Any]
+from agentic_llm._json import JSONObject, as_object
 
 RESPONSE_TOOL = "structured_response"
 """The name of the tool that carries a structured (``response_format``) answer."""
@@ -273,7 +272,7 @@ def parse_message(
 ) -> ChatResponse:
     """A ``Message`` object as a ``ChatResponse``: text blocks joined, ``tool_use`` blocks as
     ``FunctionCallContent`` (the structured-answer tool as text and ``value`` instead)."""
-    body = _object(payload)
+    body = as_object(payload)
     blocks = body.get("content")
     if body.get("type") == "error" or not isinstance(blocks, list):
         shown = json.dumps(payload, default=str)
@@ -285,12 +284,12 @@ def parse_message(
     text: list[str] = []
     calls: list[FunctionCallContent] = []
     value: BaseModel | None = None
-    for block in (_object(b) for b in cast("list[Any]", blocks)):
+    for block in (as_object(b) for b in cast("list[Any]", blocks)):
         kind = block.get("type")
         if kind == "text":
             text.append(str(block.get("text") or ""))
         elif kind == "tool_use":
-            arguments = _object(block.get("input"))
+            arguments = as_object(block.get("input"))
             if response_format is not None and block.get("name") == RESPONSE_TOOL:
                 text.append(json.dumps(arguments, ensure_ascii=False))
                 value = parse_structured_value(arguments, response_format)
@@ -379,19 +378,19 @@ class StreamParser:
         """The update carried by one event (its ``type`` says which)."""
         kind = event.get("type")
         if kind == "message_start":
-            message = _object(event.get("message"))
+            message = as_object(event.get("message"))
             self._model = str(message.get("model") or "") or None
-            self._usage.update(_object(message.get("usage")))
+            self._usage.update(as_object(message.get("usage")))
         elif kind == "content_block_start":
-            return self._block_start(_index(event), _object(event.get("content_block")))
+            return self._block_start(_index(event), as_object(event.get("content_block")))
         elif kind == "content_block_delta":
-            return self._block_delta(_index(event), _object(event.get("delta")))
+            return self._block_delta(_index(event), as_object(event.get("delta")))
         elif kind == "message_delta":
-            delta = _object(event.get("delta"))
+            delta = as_object(event.get("delta"))
             if delta.get("stop_reason") is not None:
                 self._stop_reason = str(delta["stop_reason"])
             # Counts here are cumulative: they replace the message_start placeholders.
-            self._usage.update(_object(event.get("usage")))
+            self._usage.update(as_object(event.get("usage")))
         elif kind == "message_stop":
             self.done = True
             return ChatResponseUpdate(
@@ -410,7 +409,7 @@ class StreamParser:
             return ChatResponseUpdate(text=text) if text else None
         if kind != "tool_use":
             return None
-        initial = _object(block.get("input"))
+        initial = as_object(block.get("input"))
         if self._structured and block.get("name") == RESPONSE_TOOL:
             # The structured answer streams as text: its JSON is the reply.
             self._answer_blocks.add(index)
@@ -446,7 +445,3 @@ class StreamParser:
 def _index(event: JSONObject) -> int:
     index = event.get("index")
     return index if isinstance(index, int) else 0
-
-
-def _object(value: Any) -> JSONObject:
-    return cast("JSONObject", value) if isinstance(value, dict) else {}

@@ -14,13 +14,9 @@ import structlog
 from agentic_core import ChatMessage, ChatOptions, ChatResponse, ChatResponseUpdate, FinishReason
 from agentic_llm._base import HTTPChatClient
 from agentic_llm._errors import AuthenticationError, InvalidRequestError, ProviderError
-from agentic_llm._gemini._mapping import (
-    GeminiResponseReader,
-    JSONObject,
-    build_generate_request,
-    parse_structured_value,
-)
+from agentic_llm._gemini._mapping import GeminiResponseReader, build_generate_request
 from agentic_llm._http import HTTPClient, RetryPolicy, provider_error_message
+from agentic_llm._json import JSONObject, parse_structured_value
 from agentic_llm._secret import Secret
 
 _log = structlog.get_logger(__name__)

@@ -31,9 +31,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeAlias, cast
-
-from pydantic import BaseModel, ValidationError
+from typing import Any, cast
 
 from agentic_core import (
     ChatMessage,
@@ -48,8 +46,7 @@ from agentic_core import (
     UsageDetails,
 )
 from agentic_llm._errors import InvalidRequestError
-
-JSONObject: TypeAlias = dict[str, Any]
+from agentic_llm._json import JSONObject, as_list, as_object
 
 # Gemini's FinishReason enum. Anything that is the model's own normal end is STOP (TOOL_CALLS when
 # the reply holds function calls); a safety or policy block is CONTENT_FILTER; a stop for another
@@ -290,7 +287,7 @@ def _convert(node: Any, defs: Mapping[str, Any], seen: tuple[str, ...]) -> JSONO
     if isinstance(all_of, list):
         merged: JSONObject = {}
         for part in cast("list[Any]", all_of):
-            merged.update(_object(part))
+            merged.update(as_object(part))
         return _convert({**merged, **schema}, defs, seen)
     variants = schema.pop("anyOf", None) or schema.pop("oneOf", None)
     if isinstance(variants, list):
@@ -306,11 +303,11 @@ def _convert(node: Any, defs: Mapping[str, Any], seen: tuple[str, ...]) -> JSONO
 def _convert_union(
     variants: list[Any], schema: JSONObject, defs: Mapping[str, Any], seen: tuple[str, ...]
 ) -> JSONObject:
-    others = [v for v in variants if _object(v).get("type") != "null"]
+    others = [v for v in variants if as_object(v).get("type") != "null"]
     nullable = len(others) < len(variants)
     converted: JSONObject
     if len(others) == 1:
-        converted = _convert({**_object(others[0]), **schema}, defs, seen)
+        converted = _convert({**as_object(others[0]), **schema}, defs, seen)
     elif not others:
         converted = _convert({**schema, "type": "string"}, defs, seen)
     else:
@@ -355,13 +352,13 @@ def _convert_typed(
     if "default" in schema:
         _describe(converted, f"default: {json.dumps(schema['default'], default=str)}")
     if gemini_type == "OBJECT":
-        properties = _object(schema.get("properties"))
+        properties = as_object(schema.get("properties"))
         if not properties:
             raise _InexpressibleError  # a free-form object: Gemini wants its properties
         converted["properties"] = {
             name: _convert(value, defs, seen) for name, value in properties.items()
         }
-        required = [r for r in _list(schema.get("required")) if r in properties]
+        required = [r for r in as_list(schema.get("required")) if r in properties]
         if required:
             converted["required"] = required
         if len(properties) > 1:
@@ -410,28 +407,30 @@ class GeminiResponseReader:
 
     def read(self, payload: Any) -> ChatResponseUpdate | None:
         """One response object as an update (``None`` when it carries no text and no call)."""
-        body = _object(payload)
+        body = as_object(payload)
         if body.get("modelVersion"):
             self.model = str(body["modelVersion"])
         usage = parse_usage(body.get("usageMetadata"))
         if usage is not None:
             self._usage = usage
-        feedback = _object(body.get("promptFeedback"))
+        feedback = as_object(body.get("promptFeedback"))
         if feedback.get("blockReason"):
             self.block_reason = str(feedback["blockReason"])
             self.block_message = str(feedback.get("blockReasonMessage") or "") or None
             self.finished = True
-        candidates = _list(body.get("candidates"))
+        candidates = as_list(body.get("candidates"))
         if not candidates:
             return None
         self.candidates_seen = True
-        candidate = _object(candidates[0])
+        candidate = as_object(candidates[0])
         if candidate.get("finishReason"):
             self.raw_finish_reason = str(candidate["finishReason"])
             self.finished = True
         text: list[str] = []
         deltas: list[ToolCallDelta] = []
-        for part in (_object(p) for p in _list(_object(candidate.get("content")).get("parts"))):
+        for part in (
+            as_object(p) for p in as_list(as_object(candidate.get("content")).get("parts"))
+        ):
             if "functionCall" in part:
                 deltas.append(self._call_delta(part))
             elif isinstance(part.get("text"), str) and not part.get("thought"):
@@ -441,7 +440,7 @@ class GeminiResponseReader:
         return ChatResponseUpdate(text="".join(text), tool_call_deltas=deltas)
 
     def _call_delta(self, part: JSONObject) -> ToolCallDelta:
-        call = _object(part.get("functionCall"))
+        call = as_object(part.get("functionCall"))
         index = self._calls
         self._calls += 1
         api_id = call.get("id")
@@ -497,19 +496,3 @@ def parse_finish_reason(raw: Any, *, has_tool_calls: bool = False) -> FinishReas
     if known is None or known is FinishReason.STOP:
         return FinishReason.TOOL_CALLS if has_tool_calls else FinishReason.STOP
     return known
-
-
-def parse_structured_value(text: str, response_format: type[BaseModel]) -> BaseModel | None:
-    """The reply parsed into ``response_format``, or None (the agent then asks again)."""
-    try:
-        return response_format.model_validate_json(text)
-    except ValidationError:
-        return None
-
-
-def _object(value: Any) -> JSONObject:
-    return cast("JSONObject", value) if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return cast("list[Any]", value) if isinstance(value, list) else []

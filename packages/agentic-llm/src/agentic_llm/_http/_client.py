@@ -1,16 +1,21 @@
 """HTTPClient: the one HTTP path of every provider: retries, error mapping, streams, secrets.
 
-A provider client owns one ``HTTPClient`` (so one ``httpx.AsyncClient`` and its connection
-pool, reused by every call) and speaks only its own JSON: it never sees an httpx exception or
-an error status, only ``LLMError``s with the provider's message in them.
+A provider client owns one ``HTTPClient`` and speaks only its own JSON: it never sees an httpx
+exception or an error status, only ``LLMError``s with the provider's message in them. The
+``HTTPClient`` keeps one ``httpx.AsyncClient`` (a connection pool, reused by every call) per
+running event loop: a connection belongs to the loop that opened it, and scripts, notebooks and
+test suites use one chat client from several ``asyncio.run`` calls in turn, or from loops in
+several threads at once. A pool is closed on its own loop as that loop shuts down.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import threading
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing, asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -27,7 +32,12 @@ from agentic_llm._http._errors import (
     is_quota_exhausted,
     provider_error_message,
 )
-from agentic_llm._http._retry import RetryPolicy, is_retryable_status, parse_retry_after
+from agentic_llm._http._retry import (
+    RetryPolicy,
+    is_retryable_status,
+    parse_retry_after,
+    parse_retry_info,
+)
 from agentic_llm._http._streams import SSEEvent, decode_json_event, iter_sse_events, split_lines
 from agentic_llm._secret import Secret
 
@@ -37,12 +47,16 @@ _sleep = asyncio.sleep
 """The backoff wait (a module attribute so tests can record waits instead of sleeping)."""
 
 # Failures where the request surely or most likely never reached the model: safe to send again.
+# A read or write error is what a kept-alive connection the server closed meanwhile gives
+# (reset by peer); like the providers' own SDKs, we send again on a fresh connection.
 # A read timeout is not retried: the model may be busy generating, and a retry costs as much.
 _RETRYABLE_TRANSPORT = (
     httpx.ConnectError,
     httpx.ConnectTimeout,
     httpx.PoolTimeout,
     httpx.RemoteProtocolError,
+    httpx.ReadError,
+    httpx.WriteError,
 )
 
 _TIMEOUT_PHASES: tuple[tuple[type[httpx.TimeoutException], str], ...] = (
@@ -151,6 +165,24 @@ class HTTPStream:
         )
 
 
+async def _close_at_shutdown(client: httpx.AsyncClient) -> AsyncGenerator[None]:
+    """Suspended for the life of ``client``'s event loop: an async generator the loop still holds
+    when it shuts down is closed by it (``asyncio.run`` calls ``shutdown_asyncgens``), so the
+    pool's connections are closed on their own loop instead of leaking with it."""
+    try:
+        yield
+    finally:
+        await client.aclose()
+
+
+@dataclass(slots=True)
+class _LoopPool:
+    """The connection pool of one event loop, and the generator that closes it at shutdown."""
+
+    client: httpx.AsyncClient
+    closer: AsyncGenerator[None]
+
+
 class HTTPClient:
     """One provider's HTTP connection: base URL, headers, retries and error mapping.
 
@@ -180,11 +212,10 @@ class HTTPClient:
         self.retry = retry
         self.auth_hint = auth_hint
         self._secret_headers = dict(secret_headers or {})
-        self._client = httpx.AsyncClient(
-            base_url=self.base_url + "/",
-            headers={"user-agent": "agentic-llm", **(headers or {})},
-            timeout=httpx.Timeout(timeout_s),
-        )
+        self._headers = {"user-agent": "agentic-llm", **(headers or {})}
+        self._pools: dict[asyncio.AbstractEventLoop, _LoopPool] = {}
+        self._pools_lock = threading.Lock()  # loops in several threads share this client
+        self._closed = False
 
     def __repr__(self) -> str:
         return f"HTTPClient(provider={self.provider!r}, base_url={display_url(self.base_url)!r})"
@@ -192,11 +223,56 @@ class HTTPClient:
     @property
     def is_closed(self) -> bool:
         """Whether ``aclose`` was called."""
-        return self._client.is_closed
+        return self._closed
+
+    @property
+    def open_pools(self) -> int:
+        """How many event loops hold a connection pool of this client now."""
+        with self._pools_lock:
+            self._forget_closed_loops()
+            return len(self._pools)
 
     async def aclose(self) -> None:
-        """Close the connection pool (idempotent)."""
-        await self._client.aclose()
+        """Close the connection pools (idempotent); the client cannot be used afterwards.
+
+        The pool of the running loop is closed here; one of a loop running in another thread is
+        closed on that loop; one of a loop not running now is closed when that loop shuts down.
+        """
+        self._closed = True
+        current = asyncio.get_running_loop()
+        with self._pools_lock:
+            pools = list(self._pools.items())
+            self._pools.clear()
+        for loop, pool in pools:
+            if loop is current:
+                await pool.closer.aclose()
+            elif loop.is_running() and not loop.is_closed():
+                asyncio.run_coroutine_threadsafe(pool.closer.aclose(), loop)
+
+    async def _client(self) -> httpx.AsyncClient:
+        """The running loop's connection pool (made on first use in that loop)."""
+        loop = asyncio.get_running_loop()
+        pool = self._pools.get(loop)
+        if pool is not None:
+            return pool.client
+        with self._pools_lock:
+            self._forget_closed_loops()
+            pool = self._pools.get(loop)
+            if pool is None:
+                client = httpx.AsyncClient(
+                    base_url=self.base_url + "/",
+                    headers=self._headers,
+                    timeout=httpx.Timeout(self.timeout_s),
+                )
+                pool = self._pools[loop] = _LoopPool(client, _close_at_shutdown(client))
+        await anext(pool.closer)  # first iterated in this loop: the loop will close it
+        return pool.client
+
+    def _forget_closed_loops(self) -> None:
+        # Their pools were closed at their shutdown (or, for a loop closed without
+        # shutdown_asyncgens, have nothing left to close on): only the references remain.
+        for loop in [loop for loop in self._pools if loop.is_closed()]:
+            del self._pools[loop]
 
     def redact(self, text: str) -> str:
         """``text`` with every secret masked (secret header values and the bare keys in them)."""
@@ -268,18 +344,19 @@ class HTTPClient:
         stream: bool,
         max_retries: int | None,
     ) -> httpx.Response:
-        if self._client.is_closed:
+        if self._closed:
             raise LLMError(
                 f"the {self.label} client is closed: create a new one", provider=self.provider
             )
+        client = await self._client()
         retries = self.retry.max_retries if max_retries is None else max_retries
         headers = {name: secret.reveal() for name, secret in self._secret_headers.items()}
         for attempt in itertools.count():
-            request = self._client.build_request(
+            request = client.build_request(
                 method, path, json=json_body, params=params, headers=headers
             )
             try:
-                response = await self._client.send(request, stream=stream)
+                response = await client.send(request, stream=stream)
             except httpx.TransportError as exc:
                 error = self._transport_error(exc)
                 if attempt < retries and isinstance(exc, _RETRYABLE_TRANSPORT):
@@ -292,7 +369,10 @@ class HTTPClient:
             if response.is_success:
                 return response
             retry_after = parse_retry_after(response.headers)
-            error = await self._status_error(response, retry_after)
+            text = await self._error_body(response)
+            if retry_after is None:  # Gemini says it in the body instead
+                retry_after = parse_retry_info(text)
+            error = self._status_error(response.status_code, text, retry_after)
             if attempt < retries and self._worth_retrying(error):
                 await self._wait_before_retry(attempt, retries, path, str(error), retry_after)
                 continue
@@ -327,20 +407,21 @@ class HTTPClient:
         )
         await _sleep(delay)
 
-    async def _status_error(
-        self, response: httpx.Response, retry_after_s: float | None
-    ) -> LLMError:
+    @staticmethod
+    async def _error_body(response: httpx.Response) -> str:
         try:
             await response.aread()
-            text = response.text
+            return response.text
         except httpx.HTTPError:  # the error body itself could not be read: the status still says
-            text = ""
+            return ""
         finally:
             await response.aclose()
+
+    def _status_error(self, status: int, text: str, retry_after_s: float | None) -> LLMError:
         return error_from_response(
             provider=self.provider,
             label=self.label,
-            status=response.status_code,
+            status=status,
             text=self.redact(text),
             retry_after_s=retry_after_s,
             auth_hint=self.auth_hint,

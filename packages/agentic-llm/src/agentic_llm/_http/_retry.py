@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import random
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 import httpx
+
+from agentic_llm._json import as_list, as_object
 
 # 408 (request timeout) and 409 (lock conflict) are transient too; OpenAI's own SDK retries them.
 _RETRYABLE_4XX = frozenset({408, 409, 429})
@@ -79,3 +83,30 @@ def parse_retry_after(headers: httpx.Headers, *, now: datetime | None = None) ->
     if when.tzinfo is None:  # RFC 9110 dates are GMT; be lenient with zone-less ones
         when = when.replace(tzinfo=UTC)
     return max((when - (now or datetime.now(UTC))).total_seconds(), 0.0)
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+_RETRY_INFO = "google.rpc.RetryInfo"
+
+
+def parse_retry_info(body: str) -> float | None:
+    """The wait a Google API error body asks for, in seconds, or ``None`` when it does not say.
+
+    Gemini puts it in ``error.details[]``, as the ``retryDelay`` of the detail whose ``@type``
+    is ``type.googleapis.com/google.rpc.RetryInfo``, in protobuf's JSON form of a Duration
+    (``"37s"``, ``"1.5s"``, ``"0.250s"``).
+    """
+    if _RETRY_INFO not in body:
+        return None
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return None
+    for detail in as_list(as_object(as_object(payload).get("error")).get("details")):
+        fields = as_object(detail)
+        if not str(fields.get("@type") or "").endswith(_RETRY_INFO):
+            continue
+        match = _DURATION.match(str(fields.get("retryDelay") or ""))
+        if match:
+            return float(match.group(1))
+    return None

@@ -27,8 +27,8 @@ from agentic_core import (
     UsageDetails,
 )
 from agentic_llm._errors import ContextLengthError, InvalidRequestError, LLMError, ProviderError
+from agentic_llm._json import JSONObject
 from agentic_llm._openai._mapping import (
-    JSONObject,
     build_chat_request,
     parse_chat_completion,
     parse_chunk,

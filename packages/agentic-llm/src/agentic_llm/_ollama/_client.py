@@ -13,10 +13,10 @@ from agentic_core import ChatMessage, ChatOptions, ChatResponse, ChatResponseUpd
 from agentic_llm._base import HTTPChatClient
 from agentic_llm._errors import ProviderError
 from agentic_llm._http import HTTPClient, RetryPolicy, provider_error_message
+from agentic_llm._json import parse_structured_value
 from agentic_llm._ollama._mapping import (
     OllamaResponseReader,
     build_chat_request,
-    parse_structured_value,
 )
 from agentic_llm._secret import Secret
 

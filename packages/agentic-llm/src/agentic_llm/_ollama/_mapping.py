@@ -23,9 +23,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
-from typing import Any, TypeAlias, cast
-
-from pydantic import BaseModel, ValidationError
+from typing import Any
 
 from agentic_core import (
     ChatMessage,
@@ -39,8 +37,7 @@ from agentic_core import (
     ToolCallDelta,
     UsageDetails,
 )
-
-JSONObject: TypeAlias = dict[str, Any]
+from agentic_llm._json import JSONObject, as_list, as_object
 
 # done_reason values: "stop" (end of turn or a stop sequence), "length" (num_predict reached),
 # "load" / "unload" (an empty request that only (un)loaded the model). Unknown ones read as STOP.
@@ -167,11 +164,11 @@ class OllamaResponseReader:
 
     def read(self, payload: Any) -> ChatResponseUpdate | None:
         """One chunk as an update (``None`` when it carries nothing)."""
-        body = _object(payload)
+        body = as_object(payload)
         if body.get("model"):
             self.model = str(body["model"])
-        message = _object(body.get("message"))
-        deltas = [self._call_delta(_object(call)) for call in _list(message.get("tool_calls"))]
+        message = as_object(body.get("message"))
+        deltas = [self._call_delta(as_object(call)) for call in as_list(message.get("tool_calls"))]
         update = ChatResponseUpdate(text=str(message.get("content") or ""), tool_call_deltas=deltas)
         if body.get("done"):
             self.done = True
@@ -186,7 +183,7 @@ class OllamaResponseReader:
         return update
 
     def _call_delta(self, call: JSONObject) -> ToolCallDelta:
-        function = _object(call.get("function"))
+        function = as_object(call.get("function"))
         index = self._calls
         self._calls += 1
         arguments = function.get("arguments")
@@ -216,19 +213,3 @@ def parse_finish_reason(raw: Any, *, has_tool_calls: bool = False) -> FinishReas
     if known is None or known is FinishReason.STOP:
         return FinishReason.TOOL_CALLS if has_tool_calls else FinishReason.STOP
     return known
-
-
-def parse_structured_value(text: str, response_format: type[BaseModel]) -> BaseModel | None:
-    """The reply parsed into ``response_format``, or None (the agent then asks again)."""
-    try:
-        return response_format.model_validate_json(text)
-    except ValidationError:
-        return None
-
-
-def _object(value: Any) -> JSONObject:
-    return cast("JSONObject", value) if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return cast("list[Any]", value) if isinstance(value, list) else []

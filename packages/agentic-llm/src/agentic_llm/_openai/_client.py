@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 
 import httpx
+import structlog
 
 from agentic_core import ChatMessage, ChatOptions, ChatResponse, ChatResponseUpdate
 from agentic_llm._base import HTTPChatClient
@@ -17,8 +18,11 @@ from agentic_llm._openai._mapping import (
     build_chat_request,
     parse_chat_completion,
     parse_chunk,
+    response_as_update,
 )
 from agentic_llm._secret import Secret
+
+_log = structlog.get_logger(__name__)
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 API_KEY_VARIABLE = "OPENAI_API_KEY"
@@ -101,7 +105,12 @@ class OpenAIChatClient(HTTPChatClient):
         self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
     ) -> AsyncIterator[ChatResponseUpdate]:
         """The reply as it is produced: text pieces, tool-call fragments by ``index``, and
-        usage with the last chunk. A stream that ends before ``[DONE]`` raises ProviderError."""
+        usage with the last chunk. A stream that ends before ``[DONE]`` raises ProviderError.
+
+        A stream answered with an empty body (llama.cpp's server does that with
+        ``tool_choice="auto"`` and tools) is asked again once, not streamed, and that reply
+        comes as one update.
+        """
         body = build_chat_request(
             self.model, messages, options, stream=True, max_tokens_field=self.max_tokens_field
         )
@@ -120,7 +129,16 @@ class OpenAIChatClient(HTTPChatClient):
                 update = parse_chunk(chunk)
                 if update is not None:
                     yield update
-            raise stream.cut_off(f"the terminal {_DONE} event", events=events)
+            if events:
+                raise stream.cut_off(f"the terminal {_DONE} event", events=events)
+        _log.debug(
+            "llm_empty_stream_fallback",
+            provider=self.provider,
+            model=self.model,
+            reason="the server answered the streamed request with an empty body; asking again "
+            "without streaming",
+        )
+        yield response_as_update(await self.generate(messages, options))
 
     async def health_check(self) -> bool:
         """Whether ``GET {base_url}/models`` answers (one try; False with the reason logged)."""

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal, TypeAlias, cast
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from agentic_core import (
     ChatMessage,
@@ -26,9 +26,9 @@ from agentic_core import (
     UsageDetails,
 )
 from agentic_llm._errors import ProviderError
+from agentic_llm._json import JSONObject, as_list, as_object, parse_structured_value
 
 MaxTokensField: TypeAlias = Literal["max_tokens", "max_completion_tokens"]
-JSONObject: TypeAlias = dict[str, Any]
 
 _FINISH_REASONS: dict[str, FinishReason] = {
     "stop": FinishReason.STOP,
@@ -156,16 +156,16 @@ def parse_chat_completion(
     payload: Any, *, label: str, provider: str, response_format: type[BaseModel] | None
 ) -> ChatResponse:
     """A ``chat.completion`` object as a ``ChatResponse`` (the first choice)."""
-    body = _object(payload)
-    choices = _list(body.get("choices"))
+    body = as_object(payload)
+    choices = as_list(body.get("choices"))
     if not choices:
         raise ProviderError(
             f"{label} returned a completion without choices: {json.dumps(payload)[:300]}",
             provider=provider,
             body=json.dumps(payload)[:4000],
         )
-    choice = _object(choices[0])
-    message = _object(choice.get("message"))
+    choice = as_object(choices[0])
+    message = as_object(choice.get("message"))
     text = message.get("content") or message.get("refusal") or ""
     deltas = [
         ToolCallDelta(
@@ -174,8 +174,8 @@ def parse_chat_completion(
             name=function.get("name"),
             arguments=function.get("arguments") or "",
         )
-        for index, call in enumerate(_object(c) for c in _list(message.get("tool_calls")))
-        for function in [_object(call.get("function"))]
+        for index, call in enumerate(as_object(c) for c in as_list(message.get("tool_calls")))
+        for function in [as_object(call.get("function"))]
     ]
     update = ChatResponseUpdate(
         text=str(text),
@@ -194,10 +194,10 @@ def parse_chat_completion(
 def parse_chunk(payload: Any) -> ChatResponseUpdate | None:
     """A ``chat.completion.chunk`` as an update, or ``None`` when it carries nothing new
     (the role-only first chunk, Azure's prompt-filter chunk with no choices)."""
-    body = _object(payload)
-    choices = _list(body.get("choices"))
-    choice = _object(choices[0]) if choices else {}
-    delta = _object(choice.get("delta"))
+    body = as_object(payload)
+    choices = as_list(body.get("choices"))
+    choice = as_object(choices[0]) if choices else {}
+    delta = as_object(choice.get("delta"))
     deltas = [
         ToolCallDelta(
             index=int(call.get("index") or 0),
@@ -205,8 +205,8 @@ def parse_chunk(payload: Any) -> ChatResponseUpdate | None:
             name=function.get("name") or None,
             arguments=function.get("arguments") or "",
         )
-        for call in (_object(c) for c in _list(delta.get("tool_calls")))
-        for function in [_object(call.get("function"))]
+        for call in (as_object(c) for c in as_list(delta.get("tool_calls")))
+        for function in [as_object(call.get("function"))]
     ]
     raw_finish = choice.get("finish_reason")
     update = ChatResponseUpdate(
@@ -219,6 +219,23 @@ def parse_chunk(payload: Any) -> ChatResponseUpdate | None:
     if not (update.text or deltas or update.usage or update.finish_reason):
         return None
     return update
+
+
+def response_as_update(response: ChatResponse) -> ChatResponseUpdate:
+    """A whole reply as one streamed update (text, every tool call, usage, finish reason)."""
+    deltas = [
+        ToolCallDelta(
+            index=index, call_id=call.call_id, name=call.name, arguments=json.dumps(call.arguments)
+        )
+        for index, call in enumerate(response.message.function_calls)
+    ]
+    return ChatResponseUpdate(
+        text=response.text,
+        tool_call_deltas=deltas,
+        usage=response.usage,
+        finish_reason=response.finish_reason,
+        model=response.model or None,
+    )
 
 
 def parse_usage(payload: Any) -> UsageDetails | None:
@@ -238,19 +255,3 @@ def parse_finish_reason(raw: Any, *, has_tool_calls: bool = False) -> FinishReas
     if known is not None:
         return known
     return FinishReason.TOOL_CALLS if has_tool_calls else FinishReason.STOP
-
-
-def parse_structured_value(text: str, response_format: type[BaseModel]) -> BaseModel | None:
-    """The reply parsed into ``response_format``, or None (the agent then asks again)."""
-    try:
-        return response_format.model_validate_json(text)
-    except ValidationError:
-        return None
-
-
-def _object(value: Any) -> JSONObject:
-    return cast("JSONObject", value) if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return cast("list[Any]", value) if isinstance(value, list) else []
