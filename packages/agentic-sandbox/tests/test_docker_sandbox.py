@@ -85,7 +85,7 @@ async def test_an_unknown_language_is_a_sandbox_error() -> None:
 
 async def test_typescript_is_not_offered() -> None:
     async with DockerSandbox("example:1") as box:
-        with pytest.raises(SandboxError, match="not available in DockerSandbox"):
+        with pytest.raises(SandboxError, match="not enabled in this DockerSandbox"):
             await box.execute("let x: number = 1", language="typescript")
 
 

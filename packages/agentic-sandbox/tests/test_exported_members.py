@@ -46,7 +46,11 @@ def test_importing_the_package_loads_nothing_else() -> None:
 
 
 def test_the_errors_share_one_root() -> None:
+    from agentic_core import AgenticError
+
     assert issubclass(agentic_sandbox.SandboxNotReadyError, agentic_sandbox.SandboxError)
+    assert issubclass(agentic_sandbox.SandboxError, AgenticError)
+    assert issubclass(agentic_sandbox.SandboxNotReadyError, AgenticError)
 
 
 def test_version_is_a_release_string() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import socket
 import threading
@@ -213,12 +214,18 @@ class ContainerProgram:
         )
         self._exited_at: float | None = None
         self._exited.add_done_callback(self._on_exit)
-        self._watchdog = asyncio.get_running_loop().call_later(plan.timeout_s, self._on_timeout)
+        self.loop = asyncio.get_running_loop()
+        """The event loop this program's futures and watchdog belong to."""
+        self._watchdog = self.loop.call_later(plan.timeout_s, self._on_timeout)
 
     @classmethod
     async def launch(cls, api: EngineAPI, plan: ContainerPlan, track: Track) -> ContainerProgram:
         """Start ``plan``'s container; the caller must ``close()`` the program."""
-        launching = asyncio.ensure_future(asyncio.to_thread(_create_and_start, api, plan))
+        # A plain executor future, not a Task: when the loop shuts down, asyncio.run cancels its
+        # tasks, and a cancelled launch task would hide a container created in the thread.
+        launching = asyncio.get_running_loop().run_in_executor(
+            None, functools.partial(_create_and_start, api, plan)
+        )
         try:
             container_id, sock, started = await asyncio.shield(launching)
         except asyncio.CancelledError:
@@ -268,6 +275,11 @@ class ContainerProgram:
         self._kill_soon()
         with contextlib.suppress(DockerException, OSError):
             await asyncio.shield(self._exited)
+
+    async def settled(self) -> None:
+        """Return once a ``wait()`` in progress has its result (at once when none is)."""
+        if self._finishing is not None:
+            await asyncio.wait([self._finishing])
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -364,14 +376,21 @@ class ContainerProgram:
         if self._finishing is not None and not self._finishing.done():
             self._finishing.cancel()  # nobody waits for it any more: the caller was cancelled
         try:
-            await asyncio.to_thread(_remove_container, self._api, self.container_id)
+            await asyncio.to_thread(self.remove_now)
         finally:
-            self._output.read_all()  # never leave the reader thread blocked on flow control
-            _shut(self._sock)
-            await asyncio.to_thread(self._reader.join, _READER_JOIN_S)
             for pending in (self._exited, self._killing, self._finishing):
                 if pending is not None:
                     _forget(pending)
+
+    def remove_now(self) -> None:
+        """Remove the container and let go of its stream, blocking (no event loop needed: also
+        the clean-up of a program whose loop is gone)."""
+        try:
+            _remove_container(self._api, self.container_id)
+        finally:
+            self._output.read_all()  # never leave the reader thread blocked on flow control
+            _shut(self._sock)
+            self._reader.join(_READER_JOIN_S)
 
 
 def _background(coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[None]:

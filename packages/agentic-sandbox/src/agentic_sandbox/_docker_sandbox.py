@@ -8,6 +8,7 @@ container to its end and removes it; ``_container_files`` packs files in and art
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from collections.abc import AsyncGenerator, Iterable, Mapping
 from contextlib import asynccontextmanager
@@ -17,7 +18,13 @@ from typing import Any
 from docker.errors import DockerException
 from docker.types import LogConfig, Mount, Ulimit
 
-from agentic_sandbox._base import SandboxBase
+from agentic_sandbox._base import (
+    SandboxBase,
+    allowed_language,
+    check_file_names,
+    on_its_loop,
+    run_timeout,
+)
 from agentic_sandbox._container_files import input_archive
 from agentic_sandbox._container_run import ContainerPlan, ContainerProgram
 from agentic_sandbox._engine import EngineAPI, connect
@@ -27,10 +34,8 @@ from agentic_sandbox._languages import (
     JAVASCRIPT,
     PYTHON,
     SHELL,
-    canonical_language,
     canonical_languages,
 )
-from agentic_sandbox._workdir import safe_relative_path
 
 VOLUME_DIR = "/sandbox"
 """Where each run's anonymous volume is mounted."""
@@ -133,6 +138,18 @@ def program_env(extra: Mapping[str, str]) -> dict[str, str]:
             raise SandboxError(f"invalid environment variable {key!r}")
         env[key] = value
     return env
+
+
+async def _kill_and_close(program: ContainerProgram) -> None:
+    """Kill first, so whoever waits for the program gets its result, then remove it."""
+    await program.kill()
+    await program.settled()
+    await program.close()
+
+
+async def _settle(task: asyncio.Task[None]) -> None:
+    """Wait for ``task`` to end, whatever its outcome (a failed removal is logged already)."""
+    await asyncio.wait([task])
 
 
 def _owner(user: str | None) -> tuple[int, int] | None:
@@ -244,11 +261,28 @@ class DockerSandbox(SandboxBase):
         return True
 
     async def stop(self) -> None:
-        """Remove every container still running; further runs raise SandboxNotReadyError."""
+        """Remove every container still running; further runs raise SandboxNotReadyError.
+
+        Programs and removals of other event loops are finished on their loop (or, when that
+        loop no longer runs, the containers are removed from here).
+        """
         self._stopped = True
-        await asyncio.gather(*(program.close() for program in list(self._running)))
+        await asyncio.gather(
+            *(
+                on_its_loop(
+                    program.loop, functools.partial(_kill_and_close, program), program.remove_now
+                )
+                for program in list(self._running)
+            )
+        )
         if self._removals:
-            await asyncio.gather(*list(self._removals), return_exceptions=True)
+            await asyncio.gather(
+                *(
+                    on_its_loop(removal.get_loop(), functools.partial(_settle, removal))
+                    for removal in list(self._removals)
+                ),
+                return_exceptions=True,
+            )
         if self._api is not None:
             api, self._api = self._api, None
             api.close()
@@ -284,11 +318,7 @@ class DockerSandbox(SandboxBase):
             await program.close()
 
     def _language(self, language: str) -> str:
-        name = canonical_language(language)
-        if name not in self._allowed_languages:
-            allowed = ", ".join(sorted(self._allowed_languages))
-            raise SandboxError(f"language {name!r} is not available in DockerSandbox ({allowed})")
-        return name
+        return allowed_language(language, self._allowed_languages, "this DockerSandbox")
 
     def _plan(
         self,
@@ -300,13 +330,9 @@ class DockerSandbox(SandboxBase):
         env: Mapping[str, str],
         interactive: bool,
     ) -> ContainerPlan:
-        timeout = self.timeout_s if timeout_s is None else float(timeout_s)
-        if not timeout > 0:
-            raise SandboxError(f"timeout_s must be positive, got {timeout_s!r}")
+        timeout = run_timeout(timeout_s, self.timeout_s)
         file_name, _command = _PROGRAMS[language]
-        for name in files:
-            if safe_relative_path(name).parts == (file_name,):
-                raise SandboxError(f"file name {name!r} is reserved for the {language} program")
+        check_file_names(files, file_name, language)
         config, host_config = container_settings(
             self.settings, language=language, env=env, interactive=interactive
         )

@@ -18,7 +18,13 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentic_sandbox._base import SandboxBase
+from agentic_sandbox._base import (
+    SandboxBase,
+    allowed_language,
+    check_file_names,
+    on_its_loop,
+    run_timeout,
+)
 from agentic_sandbox._errors import SandboxError, SandboxNotReadyError
 from agentic_sandbox._isolation import (
     SANDBOX_GID,
@@ -36,14 +42,13 @@ from agentic_sandbox._isolation import (
 from agentic_sandbox._languages import (
     SHELL,
     Language,
-    canonical_language,
     canonical_languages,
     find_languages,
     shell_language,
     world_accessible,
 )
 from agentic_sandbox._running import LaunchPlan, RunningProgram
-from agentic_sandbox._workdir import create_run_directory, remove_run_directory, safe_relative_path
+from agentic_sandbox._workdir import create_run_directory, remove_run_directory
 
 _MIB = 1024 * 1024
 _PROBE_TIMEOUT_S = 15.0
@@ -145,9 +150,18 @@ class ProcessSandbox(SandboxBase):
         return True
 
     async def stop(self) -> None:
-        """Kill every program still running; further runs raise SandboxNotReadyError."""
+        """Kill every program still running; further runs raise SandboxNotReadyError.
+
+        A program started on another event loop is killed there (or, when that loop no longer
+        runs, by signals alone).
+        """
         self._stopped = True
-        await asyncio.gather(*(program.kill() for program in list(self._running)))
+        await asyncio.gather(
+            *(
+                on_its_loop(program.loop, program.kill, program.kill_now)
+                for program in list(self._running)
+            )
+        )
 
     # -- one run --------------------------------------------------------------------------------
 
@@ -204,11 +218,7 @@ class ProcessSandbox(SandboxBase):
             await program.close()
 
     def _allowed_language(self, language: str) -> str:
-        name = canonical_language(language)
-        if name not in self._allowed_languages:
-            allowed = ", ".join(sorted(self._allowed_languages))
-            raise SandboxError(f"language {name!r} is not enabled in this sandbox ({allowed})")
-        return name
+        return allowed_language(language, self._allowed_languages, "this ProcessSandbox")
 
     def _language(self, setup: _Setup, name: str) -> Language:
         found = setup.languages[name]
@@ -226,14 +236,8 @@ class ProcessSandbox(SandboxBase):
         files: Mapping[str, str | bytes],
         env: Mapping[str, str],
     ) -> LaunchPlan:
-        timeout = self.timeout_s if timeout_s is None else float(timeout_s)
-        if not timeout > 0:
-            raise SandboxError(f"timeout_s must be positive, got {timeout_s!r}")
-        for name in files:
-            if safe_relative_path(name).parts == (language.file_name,):
-                raise SandboxError(
-                    f"file name {name!r} is reserved for the {language.name} program itself"
-                )
+        timeout = run_timeout(timeout_s, self.timeout_s)
+        check_file_names(files, language.file_name, language.name)
         bwrap = setup.mode is IsolationMode.BWRAP
         if self._as_root and not bwrap:
             parent = Path(self.workdir or tempfile.gettempdir())

@@ -171,7 +171,9 @@ class RunningProgram:
         self._killed_pids: set[int] = set()
         self._result: ExecutionResult | None = None
         self._finishing: asyncio.Task[ExecutionResult] | None = None
-        self._watchdog = asyncio.get_running_loop().call_later(plan.timeout_s, self._on_timeout)
+        self.loop = asyncio.get_running_loop()
+        """The event loop this program's pipes, futures and watchdog belong to."""
+        self._watchdog = self.loop.call_later(plan.timeout_s, self._on_timeout)
 
     @classmethod
     async def launch(cls, plan: LaunchPlan, *, interactive: bool) -> RunningProgram:
