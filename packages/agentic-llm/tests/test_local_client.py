@@ -541,6 +541,30 @@ async def test_real_model_streams_the_same_reply_and_usage(smollm2: LocalChatCli
 
 
 @pytest.mark.slow
+def test_real_model_serves_event_loops_in_turn_and_two_threads(smollm2_model: Path) -> None:
+    client = LocalChatClient(smollm2_model, seed=0)
+
+    async def both() -> str:
+        whole = await client.generate(HELLO, GREEDY)
+        streamed = ChatResponse.from_updates(
+            [u async for u in client.generate_stream(HELLO, GREEDY)]
+        )
+        assert streamed.text == whole.text
+        return whole.text
+
+    first = asyncio.run(both())
+    assert asyncio.run(both()) == first
+    texts: list[str] = []
+    threads = [threading.Thread(target=lambda: texts.append(asyncio.run(both()))) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert texts == [first, first]
+    asyncio.run(client.aclose())
+
+
+@pytest.mark.slow
 async def test_real_model_leaves_the_event_loop_free(smollm2: LocalChatClient) -> None:
     assert await smollm2.health_check()  # load first: only generation is measured
     ticks: list[float] = []

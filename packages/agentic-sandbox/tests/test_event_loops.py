@@ -136,8 +136,21 @@ def test_a_process_left_running_when_its_loop_ends_is_killed(
 ) -> None:
     box = process_sandbox(tmp_path)
 
+    up = asyncio.Event()
+
+    async def run_it() -> None:
+        async with box.start(SLEEPER, env=marker_env) as process:
+            assert await process.readline(limit=100) == b"up\n"
+            up.set()
+            await process.wait()
+
     async def leave_it_running() -> None:
-        asyncio.ensure_future(box.execute(SLEEPER, env=marker_env))  # noqa: RUF006 - on purpose
+        asyncio.ensure_future(run_it())  # noqa: RUF006 - abandoned on purpose
+        # Wait for its output, not just its process: Python 3.11's asyncio hangs for ever when
+        # asyncio.run's shutdown cancels a subprocess whose pipes are still being connected
+        # (_make_subprocess_transport awaits an exit waiter only a cancelled task would wake).
+        async with asyncio.timeout(30):
+            await up.wait()
         await wait_for_processes(1)  # it runs; asyncio.run then cancels it at shutdown
 
     asyncio.run(leave_it_running())
