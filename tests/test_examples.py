@@ -9,12 +9,17 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"))
+_ROOT = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = sorted([*_ROOT.glob("*.py"), *_ROOT.glob("patterns/*.py")])
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=[path.stem for path in EXAMPLES])
+@pytest.mark.parametrize(
+    "example",
+    EXAMPLES,
+    ids=[path.relative_to(_ROOT).with_suffix("").as_posix() for path in EXAMPLES],
+)
 def test_example_runs_offline(example: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_TOKEN"))}
     done = subprocess.run(

@@ -2,8 +2,9 @@
 
 Orchestration patterns, DAG orchestrator, task agents and the agentic command line.
 
-Status: in progress. Nothing is built yet: the package exports only ``__version__``; its
-issue describes what it will hold.
+Status: in progress. The orchestration patterns (sequential, concurrent, group chat, handoff,
+Magentic) are here, each a builder returning a core ``Workflow``; the DAG orchestrator, task
+and delegating agents and the command line are still to come.
 """
 
 from agentic_core import lazy_exports as _lazy_exports

@@ -1,2 +1,39 @@
+from agentic_core import Artifact as Artifact
+
+# --- patterns
+from agentic_orchestrator._concurrent import ConcurrentBuilder as ConcurrentBuilder
+from agentic_orchestrator._concurrent import ParticipantResult as ParticipantResult
+from agentic_orchestrator._errors import DelegationError as DelegationError
+from agentic_orchestrator._errors import DependencyCycleError as DependencyCycleError
+from agentic_orchestrator._errors import OrchestrationConfigError as OrchestrationConfigError
+from agentic_orchestrator._errors import OrchestratorError as OrchestratorError
+from agentic_orchestrator._errors import SpeakerSelectionError as SpeakerSelectionError
+from agentic_orchestrator._group_chat import GroupChatBuilder as GroupChatBuilder
+from agentic_orchestrator._group_chat_state import GroupChatState as GroupChatState
+from agentic_orchestrator._handoff import HandoffBuilder as HandoffBuilder
+from agentic_orchestrator._handoff import HandoffUserRequest as HandoffUserRequest
+from agentic_orchestrator._handoff import handoff as handoff
+from agentic_orchestrator._magentic import MagenticBuilder as MagenticBuilder
+from agentic_orchestrator._payloads import ExecutionMode as ExecutionMode
+from agentic_orchestrator._payloads import ResultMetrics as ResultMetrics
+from agentic_orchestrator._payloads import ResultPayload as ResultPayload
+from agentic_orchestrator._payloads import ResultStatus as ResultStatus
+from agentic_orchestrator._payloads import TaskPayload as TaskPayload
+from agentic_orchestrator._selectors import llm_selector as llm_selector
+from agentic_orchestrator._selectors import no_repeat_selector as no_repeat_selector
+from agentic_orchestrator._selectors import round_robin_selector as round_robin_selector
+from agentic_orchestrator._selectors import smart_selector as smart_selector
+from agentic_orchestrator._sequential import SequentialBuilder as SequentialBuilder
+from agentic_orchestrator._terminations import any_termination as any_termination
+from agentic_orchestrator._terminations import keyword_termination as keyword_termination
+from agentic_orchestrator._terminations import max_messages_termination as max_messages_termination
+from agentic_orchestrator._terminations import max_rounds_termination as max_rounds_termination
+
+# --- TaskAgent
+
+# --- Orchestrator (DAG)
+
+# --- DelegatingAgent and AgentSpec
+
 __version__: str
 __all__: list[str]

@@ -1,0 +1,245 @@
+"""ConcurrentBuilder: every participant answers the same prompt at once; one aggregator gathers."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Never, Self
+
+import structlog
+from pydantic import BaseModel, Field
+
+from agentic_core import (
+    Agent,
+    AgentExecutorResponse,
+    AgentResponse,
+    ChatMessage,
+    CheckpointStore,
+    Executor,
+    ExecutorKind,
+    Workflow,
+    WorkflowBuilder,
+    WorkflowContext,
+    handler,
+)
+from agentic_orchestrator._errors import OrchestrationConfigError, OrchestratorError
+from agentic_orchestrator._participants import (
+    ConversationStart,
+    Participant,
+    final_assistant_message,
+    named_participants,
+    require_participants,
+    to_conversation,
+)
+
+_log = structlog.get_logger(__name__)
+
+_START = "concurrent_input"
+_END = "concurrent_aggregator"
+
+
+class ParticipantResult(BaseModel):
+    """One participant's part of a concurrent run: its response, or the error that stopped it.
+
+    ``executor_id`` and ``agent_response`` carry the same names as MAF's
+    ``AgentExecutorResponse``, so aggregators written for MAF read these unchanged.
+    """
+
+    executor_id: str
+    """The participant's name."""
+    agent_response: AgentResponse | None = None
+    full_conversation: list[ChatMessage] = Field(default_factory=list[ChatMessage])
+    """The prompt and what the participant added to it."""
+    error: str | None = None
+    """``"<ExceptionType>: <message>"`` when the participant failed."""
+    error_type: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """The participant answered."""
+        return self.error is None
+
+    @property
+    def text(self) -> str:
+        """The participant's answer ("" when it failed)."""
+        return self.agent_response.text if self.agent_response is not None else ""
+
+
+Aggregator = Callable[[list[ParticipantResult]], Any]
+"""``fn(results) -> output`` (sync or async): results in participant order, failures included."""
+
+
+class _Participant(Executor):
+    """Runs one agent on the prompt; a failure becomes a ``ParticipantResult`` with an error."""
+
+    def __init__(self, agent: Agent, name: str) -> None:
+        super().__init__(name)
+        self.agent = agent
+
+    @handler
+    async def answer(
+        self, conversation: list[ChatMessage], ctx: WorkflowContext[ParticipantResult]
+    ) -> None:
+        """Answer, or report why not."""
+        thread = self.agent.get_new_thread()
+        try:
+            response = await self.agent.run(conversation, thread=thread)
+        except Exception as exc:  # noqa: BLE001 - partial results: the aggregator decides
+            _log.warning("participant_failed", participant=self.id, error=repr(exc))
+            await ctx.send_message(
+                ParticipantResult(
+                    executor_id=self.id,
+                    full_conversation=conversation,
+                    error=f"{type(exc).__name__}: {exc}",
+                    error_type=type(exc).__name__,
+                )
+            )
+            return
+        await ctx.send_message(
+            ParticipantResult(
+                executor_id=self.id,
+                agent_response=response,
+                full_conversation=[*conversation, *response.messages],
+            )
+        )
+
+
+class _Aggregate(Executor):
+    """Gathers every participant's result (in participant order) and yields the aggregate."""
+
+    def __init__(self, aggregator: Aggregator | None, names: Sequence[str]) -> None:
+        super().__init__(_END, kind=ExecutorKind.ORCHESTRATOR)
+        self.aggregator = aggregator
+        self.names = tuple(names)
+
+    @handler
+    async def aggregate(
+        self,
+        results: list[ParticipantResult | AgentExecutorResponse | list[ChatMessage]],
+        ctx: WorkflowContext[Never, Any],
+    ) -> None:
+        """Yield the aggregator's value (default: the prompt and every answer, in order)."""
+        gathered = [_as_result(r, name) for r, name in zip(results, self.names, strict=True)]
+        if self.aggregator is None:
+            await ctx.yield_output(_default_aggregate(gathered))
+            return
+        value = self.aggregator(gathered)
+        if inspect.isawaitable(value):
+            value = await value
+        if value is not None:
+            await ctx.yield_output(value)
+
+
+def _as_result(
+    message: ParticipantResult | AgentExecutorResponse | list[ChatMessage], name: str
+) -> ParticipantResult:
+    """A custom executor's message as a ParticipantResult."""
+    if isinstance(message, ParticipantResult):
+        return message
+    if isinstance(message, AgentExecutorResponse):
+        return ParticipantResult(
+            executor_id=name,
+            agent_response=message.agent_response,
+            full_conversation=list(message.full_conversation),
+        )
+    conversation = to_conversation(message)
+    return ParticipantResult(
+        executor_id=name,
+        agent_response=AgentResponse(
+            messages=conversation[-1:],
+            text=conversation[-1].text if conversation else "",
+            agent_id=name,
+        ),
+        full_conversation=conversation,
+    )
+
+
+def _default_aggregate(results: list[ParticipantResult]) -> list[ChatMessage]:
+    """The prompt, then each answering participant's final message, in participant order."""
+    answered = [r for r in results if r.agent_response is not None]
+    if not answered:
+        failures = "; ".join(f"{r.executor_id}: {r.error}" for r in results)
+        raise OrchestratorError(f"every participant of the concurrent run failed: {failures}")
+    for failed in (r for r in results if r.agent_response is None):
+        _log.warning("participant_left_out", participant=failed.executor_id, error=failed.error)
+    first = answered[0]
+    prompt_length = len(first.full_conversation) - len(first.agent_response.messages)  # pyright: ignore[reportOptionalMemberAccess]
+    prompt = first.full_conversation[: max(prompt_length, 0)]
+    answers = [
+        final_assistant_message(r.agent_response, r.executor_id)  # pyright: ignore[reportArgumentType]
+        for r in answered
+    ]
+    return [*prompt, *answers]
+
+
+class ConcurrentBuilder:
+    """Fan-out to every participant with the same prompt, fan-in to one aggregator.
+
+    Each agent answers on its own fresh thread, all in one superstep. A participant that raises
+    reaches the aggregator as a :class:`ParticipantResult` whose ``error`` says why (partial
+    results); only the aggregator decides whether that fails the run. The default aggregate is a
+    ``list[ChatMessage]``: the prompt, then each answering participant's final message, in
+    participant order (it fails the run only when every participant failed). A custom
+    aggregator, sync or async, receives ``list[ParticipantResult]`` and its return value is the
+    run's output::
+
+        async def synthesize(results: list[ParticipantResult]) -> str:
+            return " / ".join(r.text for r in results if r.ok)
+
+
+        workflow = ConcurrentBuilder().participants([a, b, c]).with_aggregator(synthesize).build()
+
+    Custom executors may take part: they receive the prompt as a ``list[ChatMessage]`` and send
+    a ``ParticipantResult``, an ``AgentExecutorResponse`` or a ``list[ChatMessage]``.
+    """
+
+    def __init__(
+        self,
+        *,
+        participants: Sequence[Participant] | None = None,
+        name: str | None = None,
+        checkpoint_store: CheckpointStore | None = None,
+    ) -> None:
+        self._participants: dict[str, Participant] | None = None
+        self._aggregator: Aggregator | None = None
+        self._name = name
+        self._checkpoint_store = checkpoint_store
+        if participants is not None:
+            self.participants(participants)
+
+    def participants(self, participants: Sequence[Participant]) -> Self:
+        """Who answers (agents and executors; names must be unique)."""
+        self._participants = named_participants(
+            participants, "ConcurrentBuilder", reserved=(_START, _END)
+        )
+        return self
+
+    def with_aggregator(
+        self, aggregator: Callable[[list[ParticipantResult]], Any | Awaitable[Any]]
+    ) -> Self:
+        """``aggregator(results)`` (sync or async) makes the run's output from every result."""
+        if not callable(aggregator):
+            raise OrchestrationConfigError(
+                f"ConcurrentBuilder: the aggregator must be callable, got {aggregator!r}"
+            )
+        self._aggregator = aggregator
+        return self
+
+    def with_checkpointing(self, store: CheckpointStore) -> Self:
+        """Save a checkpoint after every superstep into ``store``."""
+        self._checkpoint_store = store
+        return self
+
+    def build(self) -> Workflow:
+        """The fan-out/fan-in as a core ``Workflow``."""
+        named = require_participants(self._participants, "ConcurrentBuilder")
+        start = ConversationStart(_START)
+        nodes = [
+            p if isinstance(p, Executor) else _Participant(p, name) for name, p in named.items()
+        ]
+        builder = WorkflowBuilder(self._name or "concurrent").set_start_executor(start)
+        builder.add_fan_out_edge(start, nodes)
+        builder.add_fan_in_edge(nodes, _Aggregate(self._aggregator, list(named)))
+        if self._checkpoint_store is not None:
+            builder.with_checkpointing(self._checkpoint_store)
+        return builder.build()

@@ -1,0 +1,431 @@
+"""HandoffBuilder: agents pass the conversation to each other until one answers for good."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Self
+
+from pydantic import BaseModel, Field
+
+from agentic_core import (
+    Agent,
+    AgentResponse,
+    AgentRunUpdateEvent,
+    ChatAgent,
+    ChatMessage,
+    CheckpointStore,
+    Executor,
+    Role,
+    Workflow,
+    WorkflowBuilder,
+    WorkflowContext,
+    handler,
+    response_handler,
+)
+from agentic_orchestrator._errors import OrchestrationConfigError, OrchestratorError
+from agentic_orchestrator._group_chat_state import GroupChatState, TerminationCondition
+from agentic_orchestrator._handoff_tools import (
+    requested_transfer,
+    transfer_tool_name,
+    transfer_tools,
+    with_transfer_tools,
+)
+from agentic_orchestrator._participants import (
+    ConversationInput,
+    description_of,
+    named_participants,
+    require_participants,
+    spoken,
+    to_conversation,
+)
+
+_START = "handoff_input"
+
+DecideHandoff = Callable[[str, AgentResponse], str | Awaitable[str | None] | None]
+"""``decide(agent_name, response) -> target name | None`` (sync or async)."""
+
+
+class HandoffTurn(BaseModel):
+    """The conversation as it passes from one agent to the next."""
+
+    conversation: list[ChatMessage] = Field(default_factory=list[ChatMessage])
+    path: list[str] = Field(default_factory=list[str])
+    """The agents that have held the conversation, in order."""
+
+
+class HandoffUserRequest(BaseModel):
+    """What a handoff workflow asks the user (``request_info``) when an agent answered.
+
+    Answer with a str: the user's next message, back to the same agent; an empty str ends the
+    run (its output is then the conversation).
+    """
+
+    agent: str
+    """The agent that answered and waits for the user."""
+    text: str
+    """Its answer."""
+    conversation: list[ChatMessage] = Field(default_factory=list[ChatMessage])
+    path: list[str] = Field(default_factory=list[str])
+
+
+class _Start(Executor):
+    def __init__(self, first: str) -> None:
+        super().__init__(_START)
+        self.first = first
+
+    @handler
+    async def start(self, message: ConversationInput, ctx: WorkflowContext[HandoffTurn]) -> None:
+        """Give the caller's conversation to the start agent."""
+        await ctx.send_message(
+            HandoffTurn(conversation=to_conversation(message), path=[self.first]),
+            target_id=self.first,
+        )
+
+
+class _HandoffAgent(Executor):
+    """One agent of the mesh: answers, then hands off, asks the user, or ends the run."""
+
+    def __init__(
+        self,
+        name: str,
+        agent: Agent,
+        tools_to_targets: dict[str, str],
+        targets: Sequence[str],
+        decide: DecideHandoff | None,
+        interactive: bool,
+        termination: TerminationCondition | None,
+        max_handoffs: int,
+        participants: dict[str, str],
+    ) -> None:
+        super().__init__(name)
+        self.agent = agent
+        self.tools_to_targets = tools_to_targets
+        self.targets = tuple(targets)
+        self.decide = decide
+        self.interactive = interactive
+        self.termination = termination
+        self.max_handoffs = max_handoffs
+        self.participants = participants
+
+    @handler
+    async def take_turn(
+        self, turn: HandoffTurn, ctx: WorkflowContext[HandoffTurn, list[ChatMessage]]
+    ) -> None:
+        """Answer the conversation; then pass it on or finish."""
+        await self._answer(turn.conversation, turn.path, ctx)
+
+    @response_handler
+    async def on_user_reply(
+        self,
+        request: HandoffUserRequest,
+        reply: str,
+        ctx: WorkflowContext[HandoffTurn, list[ChatMessage]],
+    ) -> None:
+        """The user's next message goes back to this agent; an empty reply ends the run."""
+        if not reply.strip():
+            await ctx.yield_output(list(request.conversation))
+            return
+        conversation = [*request.conversation, ChatMessage.user(reply)]
+        await self._answer(conversation, request.path, ctx)
+
+    async def _answer(
+        self,
+        conversation: list[ChatMessage],
+        path: list[str],
+        ctx: WorkflowContext[HandoffTurn, list[ChatMessage]],
+    ) -> None:
+        response = await self._run_agent(conversation, ctx)
+        said = [
+            m.model_copy(update={"author_name": self.id})
+            if m.role is Role.ASSISTANT and m.author_name is None
+            else m
+            for m in spoken(response.messages)
+        ]
+        conversation = [*conversation, *said]
+        target = await self._target(response)
+        if target is not None:
+            handoffs = len(path) - 1
+            if handoffs >= self.max_handoffs:
+                raise OrchestratorError(
+                    f"handoff limit of {self.max_handoffs} reached: "
+                    f"{' -> '.join([*path, target])}; raise it with with_max_handoffs(n) or "
+                    "make the agents answer"
+                )
+            await ctx.send_message(
+                HandoffTurn(conversation=conversation, path=[*path, target]), target_id=target
+            )
+            return
+        if self.interactive and not await self._terminated(conversation, path):
+            await ctx.request_info(
+                HandoffUserRequest(
+                    agent=self.id, text=response.text, conversation=conversation, path=path
+                ),
+                str,
+            )
+            return
+        await ctx.yield_output(conversation)
+
+    async def _run_agent(
+        self, conversation: list[ChatMessage], ctx: WorkflowContext[Any, Any]
+    ) -> AgentResponse:
+        thread = self.agent.get_new_thread()
+        if not ctx.is_streaming:
+            return await self.agent.run(conversation, thread=thread)
+        final: AgentResponse | None = None
+        async for update in self.agent.run_stream(conversation, thread=thread):
+            await ctx.add_event(AgentRunUpdateEvent(executor_id=self.id, update=update))
+            if update.done and update.response is not None:
+                final = update.response
+        if final is None:
+            messages = (await thread.list_messages())[len(conversation) :]
+            text = next((m.text for m in reversed(messages) if m.role is Role.ASSISTANT), "")
+            final = AgentResponse(messages=messages, text=text, agent_id=self.agent.id)
+        return final
+
+    async def _target(self, response: AgentResponse) -> str | None:
+        target = requested_transfer(response, self.tools_to_targets)
+        if target is None and self.decide is not None:
+            decided = self.decide(self.id, response)
+            if inspect.isawaitable(decided):
+                decided = await decided
+            target = decided
+        if target is not None and target not in self.targets:
+            raise OrchestratorError(
+                f"agent {self.id!r} may not hand off to {target!r} (its targets: "
+                f"{', '.join(self.targets) or 'none'})"
+            )
+        return target
+
+    async def _terminated(self, conversation: list[ChatMessage], path: list[str]) -> bool:
+        if self.termination is None:
+            return False
+        state = GroupChatState(
+            conversation=tuple(conversation),
+            participants=self.participants,
+            current_round=len(path) - 1,
+            history=tuple(path),
+        )
+        verdict = self.termination(state)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+        return bool(verdict)
+
+
+class HandoffBuilder:
+    """A mesh of agents that hand the conversation to each other; the run ends with an answer.
+
+    The start agent (the first participant unless :meth:`with_start_agent` says otherwise) gets
+    the caller's input. Each ChatAgent gets a ``transfer_to_<name>`` tool per agent it may hand
+    off to (every other agent, unless :meth:`add_handoff` narrows it); calling one passes the
+    conversation, and the turn, to that agent at once. Agents of other kinds (and ChatAgents,
+    when given) can be routed by a ``decide_handoff(agent_name, response) -> name | None``
+    callable instead. A run ends when an agent answers without handing off: the output is the
+    conversation as a ``list[ChatMessage]``. With :meth:`with_request_info` the workflow asks the
+    user instead (a ``HandoffUserRequest``; the reply goes back to the agent that answered)
+    until the termination condition holds or the user replies with an empty string.
+    At most ``max_handoffs`` handoffs per run (default 20): a loop beyond it fails the run with
+    an ``OrchestratorError`` naming the path::
+
+        workflow = HandoffBuilder(participants=[triage, refunds, orders]).build()
+        conversation = (await workflow.run("My order 1234 arrived broken")).outputs[0]
+    """
+
+    def __init__(
+        self,
+        *,
+        participants: Sequence[Agent] | None = None,
+        name: str | None = None,
+        decide_handoff: DecideHandoff | None = None,
+        termination_condition: TerminationCondition | None = None,
+        max_handoffs: int = 20,
+        checkpoint_store: CheckpointStore | None = None,
+    ) -> None:
+        self._participants: dict[str, Agent] | None = None
+        self._name = name
+        self._start: str | None = None
+        self._routes: dict[str, list[tuple[str, str | None]]] = {}
+        self._decide = decide_handoff
+        self._interactive = False
+        self._termination = termination_condition
+        self._max_handoffs = 20
+        self._checkpoint_store = checkpoint_store
+        self.with_max_handoffs(max_handoffs)
+        if participants is not None:
+            self.participants(participants)
+
+    def participants(self, participants: Sequence[Agent]) -> Self:
+        """The agents of the mesh (unique names)."""
+        named = named_participants(participants, "HandoffBuilder", reserved=(_START,))
+        for name, participant in named.items():
+            if isinstance(participant, Executor):
+                raise OrchestrationConfigError(
+                    f"HandoffBuilder: participant {name!r} is an Executor; handoff participants "
+                    "are agents"
+                )
+        self._participants = {name: p for name, p in named.items() if isinstance(p, Agent)}
+        return self
+
+    def with_start_agent(self, agent: Agent | str) -> Self:
+        """The agent that gets the caller's input (default: the first participant)."""
+        self._start = agent if isinstance(agent, str) else agent.name
+        return self
+
+    def add_handoff(
+        self,
+        source: Agent | str,
+        targets: Sequence[Agent | str] | Agent | str,
+        *,
+        description: str | None = None,
+    ) -> Self:
+        """Let ``source`` hand off to ``targets`` (once any route is added, only added routes
+        exist). ``description`` says when to hand off, in the transfer tool's description."""
+        source_name = source if isinstance(source, str) else source.name
+        if isinstance(targets, (str, Agent)):
+            targets = [targets]
+        routes = self._routes.setdefault(source_name, [])
+        for target in targets:
+            target_name = target if isinstance(target, str) else target.name
+            if target_name == source_name:
+                raise OrchestrationConfigError(
+                    f"HandoffBuilder: {source_name!r} cannot hand off to itself"
+                )
+            routes.append((target_name, description))
+        return self
+
+    def with_decide_handoff(self, decide: DecideHandoff) -> Self:
+        """``decide(agent_name, response) -> target | None`` routes after each answer."""
+        self._decide = decide
+        return self
+
+    def with_request_info(self, enabled: bool = True) -> Self:
+        """Ask the user (``request_info``) after an answer instead of ending the run."""
+        self._interactive = enabled
+        return self
+
+    def with_termination_condition(self, condition: TerminationCondition) -> Self:
+        """With request_info: end instead of asking the user once ``condition(state)`` holds."""
+        self._termination = condition
+        return self
+
+    def with_max_handoffs(self, n: int) -> Self:
+        """At most ``n`` handoffs per run (a loop beyond fails the run, naming the path)."""
+        if isinstance(n, bool) or n < 0:
+            raise OrchestrationConfigError(f"HandoffBuilder: max_handoffs must be >= 0, got {n!r}")
+        self._max_handoffs = n
+        return self
+
+    def with_checkpointing(self, store: CheckpointStore) -> Self:
+        """Save a checkpoint after every superstep into ``store``."""
+        self._checkpoint_store = store
+        return self
+
+    def build(self) -> Workflow:
+        """The mesh as a core ``Workflow``."""
+        named = require_participants(self._participants, "HandoffBuilder")
+        start = self._start or next(iter(named))
+        self._check_known(start, named, "the start agent")
+        descriptions = {name: description_of(agent) for name, agent in named.items()}
+        routes = self._resolved_routes(named)
+        unreachable = _unreachable(start, routes)
+        if unreachable:
+            raise OrchestrationConfigError(
+                f"HandoffBuilder: no handoff route leads from {start!r} to "
+                f"{', '.join(map(repr, unreachable))}; add_handoff(...) a route or drop them"
+            )
+        builder = WorkflowBuilder(self._name or "handoff")
+        first = _Start(start)
+        builder.set_start_executor(first)
+        nodes: dict[str, _HandoffAgent] = {}
+        for name, agent in named.items():
+            targets = {t: d or descriptions[t] for t, d in routes[name]}
+            tools_to_targets: dict[str, str] = {}
+            if isinstance(agent, ChatAgent) and targets:
+                tools = transfer_tools(targets)
+                clash = sorted(set(tools) & {t.name for t in agent.tools})
+                if clash:
+                    raise OrchestrationConfigError(
+                        f"HandoffBuilder: agent {name!r} already has a tool named {clash[0]!r}"
+                    )
+                runner = with_transfer_tools(agent, tools)
+                tools_to_targets = {transfer_tool_name(t): t for t in targets}
+            else:
+                runner = agent
+            nodes[name] = _HandoffAgent(
+                name,
+                runner,
+                tools_to_targets,
+                list(targets),
+                self._decide,
+                self._interactive,
+                self._termination,
+                self._max_handoffs,
+                descriptions,
+            )
+        builder.add_edge(first, nodes[start])
+        for name, node in nodes.items():
+            for target, _ in routes[name]:
+                builder.add_edge(node, nodes[target])
+        if self._checkpoint_store is not None:
+            builder.with_checkpointing(self._checkpoint_store)
+        return builder.build()
+
+    def _resolved_routes(self, named: dict[str, Agent]) -> dict[str, list[tuple[str, str | None]]]:
+        if not self._routes:
+            return {n: [(t, None) for t in named if t != n] for n in named}
+        routes: dict[str, list[tuple[str, str | None]]] = {name: [] for name in named}
+        for source, targets in self._routes.items():
+            self._check_known(source, named, "a handoff source")
+            seen: set[str] = set()
+            for target, description in targets:
+                self._check_known(target, named, f"a handoff target of {source!r}")
+                if target not in seen:
+                    seen.add(target)
+                    routes[source].append((target, description))
+        return routes
+
+    @staticmethod
+    def _check_known(name: str, named: dict[str, Agent], what: str) -> None:
+        if name not in named:
+            raise OrchestrationConfigError(
+                f"HandoffBuilder: {what} {name!r} is not a participant "
+                f"(participants: {', '.join(named)})"
+            )
+
+
+def _unreachable(start: str, routes: dict[str, list[tuple[str, str | None]]]) -> list[str]:
+    seen = {start}
+    frontier = [start]
+    while frontier:
+        for target, _ in routes[frontier.pop()]:
+            if target not in seen:
+                seen.add(target)
+                frontier.append(target)
+    return [name for name in routes if name not in seen]
+
+
+def handoff(
+    participants: Sequence[Agent],
+    *,
+    start: Agent | str | None = None,
+    routes: dict[str, Sequence[str]] | None = None,
+    decide_handoff: DecideHandoff | None = None,
+    max_handoffs: int = 20,
+    checkpoint_store: CheckpointStore | None = None,
+) -> Workflow:
+    """A handoff workflow in one call: ``handoff([triage, refunds, orders], start=triage)``.
+
+    ``routes`` (``{source: [targets]}``) narrows who may hand off to whom (default: everyone to
+    everyone); the rest is :class:`HandoffBuilder`'s.
+    """
+    builder = HandoffBuilder(
+        participants=participants,
+        decide_handoff=decide_handoff,
+        max_handoffs=max_handoffs,
+        checkpoint_store=checkpoint_store,
+    )
+    if start is not None:
+        builder.with_start_agent(start)
+    for source, targets in (routes or {}).items():
+        builder.add_handoff(source, list(targets))
+    return builder.build()

@@ -1,0 +1,500 @@
+"""MagenticBuilder: a Magentic-One manager plans, directs each turn, notices stalls, re-plans."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Self
+
+from pydantic import BaseModel, Field
+
+from agentic_core import (
+    Agent,
+    AgentResponse,
+    ChatClient,
+    ChatMessage,
+    CheckpointStore,
+    Executor,
+    ExecutorKind,
+    Role,
+    Workflow,
+    WorkflowBuilder,
+    WorkflowContext,
+    handler,
+)
+from agentic_orchestrator._errors import (
+    OrchestrationConfigError,
+    OrchestratorError,
+    SpeakerSelectionError,
+)
+from agentic_orchestrator._json_reply import answer_of, as_bool, last_json_object
+from agentic_orchestrator._participants import (
+    ConversationInput,
+    description_of,
+    named_participants,
+    require_participants,
+    spoken,
+    to_conversation,
+)
+from agentic_orchestrator._speaker_choice import transcript
+
+_MANAGER = "magentic_manager"
+
+_FACTS = """Here is a request:
+
+{task}
+
+Before anyone works on it, write a short fact sheet with these headings:
+1. GIVEN OR VERIFIED FACTS
+2. FACTS TO LOOK UP
+3. FACTS TO DERIVE
+4. EDUCATED GUESSES"""
+
+_PLAN = """To address the request we have this team:
+
+{team}
+
+Using the facts below, write a short bullet-point plan. Not every member must take part.
+
+{facts}"""
+
+_LEDGER = """We are working on this request:
+
+{task}
+
+The team:
+{team}
+
+Fact sheet:
+{facts}
+
+Plan:
+{plan}"""
+
+_FACTS_UPDATE = """We are working on this request:
+
+{task}
+
+We are not making enough progress. Rewrite the fact sheet below with anything we have learned
+(add or update at least one educated guess).
+
+{facts}
+
+The conversation so far:
+{transcript}"""
+
+_PLAN_UPDATE = """Explain briefly what went wrong, then write a new short bullet-point plan that
+avoids it, for this team:
+
+{team}
+
+The conversation so far:
+{transcript}"""
+
+_PROGRESS = """We are working on this request:
+
+{task}
+
+The team:
+{team}
+
+The conversation so far:
+{transcript}
+
+Answer with only a JSON object, exactly this shape:
+{{"is_request_satisfied": {{"reason": str, "answer": bool}},
+ "is_in_loop": {{"reason": str, "answer": bool}},
+ "is_progress_being_made": {{"reason": str, "answer": bool}},
+ "next_speaker": {{"reason": str, "answer": one of {names}}},
+ "instruction_or_question": {{"reason": str, "answer": str}}}}"""
+
+_PROGRESS_CORRECTION = (
+    "That reply is not a valid progress ledger ({problem}). Answer with only the JSON object; "
+    "next_speaker must be one of: {names}."
+)
+
+_FINAL = """We were working on this request:
+
+{task}
+
+The conversation:
+{transcript}
+
+{why}Give the final answer to the request, speaking to the user."""
+
+
+class ProgressLedger(BaseModel):
+    """The manager's reading of one round."""
+
+    is_request_satisfied: bool
+    is_in_loop: bool
+    is_progress_being_made: bool
+    next_speaker: str
+    instruction: str
+
+
+class MagenticTurn(BaseModel):
+    """A participant's turn: the team's conversation, ending with the manager's instruction."""
+
+    conversation: list[ChatMessage] = Field(default_factory=list[ChatMessage])
+
+
+class MagenticReply(BaseModel):
+    """What a participant said on its turn."""
+
+    participant: str
+    messages: list[ChatMessage] = Field(default_factory=list[ChatMessage])
+
+
+class _Participant(Executor):
+    """Runs one agent on the team's conversation (a fresh thread each turn: the manager's
+    conversation is the memory, so a re-plan can start the team afresh)."""
+
+    def __init__(self, name: str, agent: Agent) -> None:
+        super().__init__(name)
+        self.agent = agent
+
+    @handler
+    async def work(self, turn: MagenticTurn, ctx: WorkflowContext[MagenticReply]) -> None:
+        """Do what the instruction asks."""
+        response = await self.agent.run(turn.conversation, thread=self.agent.get_new_thread())
+        said = [
+            m.model_copy(update={"author_name": self.id})
+            if m.role is Role.ASSISTANT and m.author_name is None
+            else m
+            for m in spoken(response.messages)
+        ]
+        await ctx.send_message(MagenticReply(participant=self.id, messages=said))
+
+
+class _Manager(Executor):
+    """Task ledger, progress ledger per round, stall counting, re-planning, final answer."""
+
+    def __init__(
+        self,
+        manager: Agent | ChatClient,
+        participants: dict[str, str],
+        *,
+        max_rounds: int,
+        max_stalls: int,
+        max_resets: int,
+        max_retries: int,
+    ) -> None:
+        super().__init__(_MANAGER, kind=ExecutorKind.ORCHESTRATOR)
+        self.manager = manager
+        self.participants = participants
+        self.max_rounds = max_rounds
+        self.max_stalls = max_stalls
+        self.max_resets = max_resets
+        self.max_retries = max_retries
+        self.manager_name = manager.name if isinstance(manager, Agent) else _MANAGER
+        self._state: dict[str, Any] | None = None
+
+    def snapshot_state(self) -> Any:
+        """This run's task, ledgers, conversation and counters (JSON data)."""
+        return None if self._state is None else _copy(self._state)
+
+    def restore_state(self, state: Any) -> None:
+        """Take this run's ledger state (None: the run has not started)."""
+        self._state = None if state is None else _copy(state)
+
+    @handler
+    async def on_message(
+        self,
+        message: ConversationInput | MagenticReply,
+        ctx: WorkflowContext[MagenticTurn, ChatMessage],
+    ) -> None:
+        """The task (first message of a run) or a participant's reply; then the next round."""
+        if isinstance(message, MagenticReply):
+            state = self._require_state()
+            state["conversation"].extend(m.model_dump(mode="json") for m in message.messages)
+        else:
+            conversation = to_conversation(message)
+            task = "\n".join(m.text for m in conversation if m.text)
+            self._state = {
+                "task": task,
+                "input": [m.model_dump(mode="json") for m in conversation],
+                "facts": "",
+                "plan": "",
+                "conversation": [],
+                "round": 0,
+                "stalls": 0,
+                "resets": 0,
+            }
+            await self._plan(first=True)
+        await self._next_round(ctx)
+
+    def _require_state(self) -> dict[str, Any]:
+        if self._state is None:
+            raise OrchestratorError("the Magentic manager got a reply before any task")
+        return self._state
+
+    def _team(self) -> str:
+        return "\n".join(f"- {name}: {text}" for name, text in self.participants.items())
+
+    def _conversation(self) -> list[ChatMessage]:
+        state = self._require_state()
+        return [ChatMessage.model_validate(m) for m in state["conversation"]]
+
+    async def _plan(self, *, first: bool) -> None:
+        state = self._require_state()
+        team = self._team()
+        if first:
+            facts = await self._ask([ChatMessage.user(_FACTS.format(task=state["task"]))])
+            plan = await self._ask([ChatMessage.user(_PLAN.format(team=team, facts=facts))])
+        else:
+            seen = transcript(self._conversation())
+            facts = await self._ask(
+                [
+                    ChatMessage.user(
+                        _FACTS_UPDATE.format(
+                            task=state["task"], facts=state["facts"], transcript=seen
+                        )
+                    )
+                ]
+            )
+            plan = await self._ask(
+                [ChatMessage.user(_PLAN_UPDATE.format(team=team, transcript=seen))]
+            )
+        state["facts"], state["plan"] = facts, plan
+        ledger = ChatMessage.assistant(
+            _LEDGER.format(task=state["task"], team=team, facts=facts, plan=plan),
+            author_name=self.manager_name,
+        )
+        # A new plan starts the team's conversation afresh: the task, then the ledger.
+        state["conversation"] = [*state["input"], ledger.model_dump(mode="json")]
+
+    async def _next_round(self, ctx: WorkflowContext[MagenticTurn, ChatMessage]) -> None:
+        state = self._require_state()
+        while True:
+            if state["round"] >= self.max_rounds:
+                await self._finish(ctx, why=f"We stopped after {self.max_rounds} rounds. ")
+                return
+            ledger = await self._progress()
+            if ledger.is_request_satisfied:
+                await self._finish(ctx, why="")
+                return
+            if ledger.is_in_loop or not ledger.is_progress_being_made:
+                state["stalls"] += 1
+            else:
+                state["stalls"] = max(0, state["stalls"] - 1)
+            if state["stalls"] <= self.max_stalls:
+                break
+            if state["resets"] >= self.max_resets:
+                await self._finish(
+                    ctx,
+                    why="We stalled and re-planned as often as allowed; answer as best you can. ",
+                )
+                return
+            state["resets"] += 1
+            state["stalls"] = 0
+            await self._plan(first=False)
+        state["round"] += 1
+        instruction = ChatMessage.assistant(ledger.instruction, author_name=self.manager_name)
+        state["conversation"].append(instruction.model_dump(mode="json"))
+        await ctx.send_message(
+            MagenticTurn(conversation=self._conversation()), target_id=ledger.next_speaker
+        )
+
+    async def _progress(self) -> ProgressLedger:
+        state = self._require_state()
+        names = list(self.participants)
+        prompt = [
+            ChatMessage.user(
+                _PROGRESS.format(
+                    task=state["task"],
+                    team=self._team(),
+                    transcript=transcript(self._conversation()),
+                    names=", ".join(names),
+                )
+            )
+        ]
+        problem = ""
+        for _ in range(self.max_retries + 1):
+            reply = await self._ask(prompt)
+            ledger, problem = _parse_progress(reply, names)
+            if ledger is not None:
+                return ledger
+            prompt = [
+                *prompt,
+                ChatMessage.assistant(reply),
+                ChatMessage.user(
+                    _PROGRESS_CORRECTION.format(problem=problem, names=", ".join(names))
+                ),
+            ]
+        raise SpeakerSelectionError(
+            f"the Magentic manager gave no valid progress ledger after {self.max_retries + 1} "
+            f"attempt(s): {problem}"
+        )
+
+    async def _finish(self, ctx: WorkflowContext[MagenticTurn, ChatMessage], *, why: str) -> None:
+        state = self._require_state()
+        text = await self._ask(
+            [
+                ChatMessage.user(
+                    _FINAL.format(
+                        task=state["task"], transcript=transcript(self._conversation()), why=why
+                    )
+                )
+            ]
+        )
+        answer = ChatMessage.assistant(text, author_name=self.manager_name)
+        state["conversation"].append(answer.model_dump(mode="json"))
+        await ctx.yield_output(answer)
+
+    async def _ask(self, prompt: list[ChatMessage]) -> str:
+        if isinstance(self.manager, Agent):
+            response: AgentResponse = await self.manager.run(
+                prompt, thread=self.manager.get_new_thread()
+            )
+            return response.text
+        return (await self.manager.generate(prompt)).message.text
+
+
+def _parse_progress(reply: str, names: Sequence[str]) -> tuple[ProgressLedger | None, str]:
+    data = last_json_object(reply)
+    if data is None:
+        return None, "no JSON object found"
+    flags: dict[str, bool] = {}
+    for key in ("is_request_satisfied", "is_in_loop", "is_progress_being_made"):
+        value = as_bool(data.get(key))
+        if value is None:
+            return None, f"{key} is missing or not a boolean"
+        flags[key] = value
+    by_lower = {name.lower(): name for name in names}
+    named = answer_of(data.get("next_speaker"))
+    speaker = by_lower.get(named.strip().lower()) if isinstance(named, str) else None
+    if speaker is None and not flags["is_request_satisfied"]:
+        return None, f"next_speaker {named!r} is not a participant"
+    instruction = answer_of(data.get("instruction_or_question"))
+    return ProgressLedger(
+        is_request_satisfied=flags["is_request_satisfied"],
+        is_in_loop=flags["is_in_loop"],
+        is_progress_being_made=flags["is_progress_being_made"],
+        next_speaker=speaker or "",
+        instruction=instruction if isinstance(instruction, str) else "",
+    ), ""
+
+
+def _copy(state: Any) -> dict[str, Any]:
+    copied = dict(state)
+    copied["conversation"] = list(copied["conversation"])
+    copied["input"] = list(copied["input"])
+    return copied
+
+
+class MagenticBuilder:
+    """A Magentic-One team: a manager model plans, then directs one participant per round.
+
+    On the task the manager writes a task ledger (a fact sheet and a plan). Each round it
+    writes a progress ledger (is the request satisfied? are we looping? making progress? who
+    speaks next, with what instruction) and gives that participant the turn. Rounds without
+    progress count as stalls; more than ``max_stalls`` in a row make it re-plan (new facts and
+    plan, the team's conversation started afresh), at most ``max_resets`` times. When the
+    request is satisfied, or after ``max_rounds`` rounds or the last allowed re-plan, the
+    manager writes the final answer: the run's output, one ``ChatMessage``::
+
+        workflow = MagenticBuilder(participants=[researcher, coder], manager=manager_agent).build()
+        answer = (await workflow.run("Compare the energy use of two sorting algorithms")).outputs[0]
+
+    ``manager`` is an Agent or a ChatClient. A progress ledger that is not valid JSON or names
+    no participant is corrected and asked again up to ``max_retries`` times, then the run fails
+    with ``SpeakerSelectionError``.
+    """
+
+    def __init__(
+        self,
+        *,
+        participants: Sequence[Agent] | None = None,
+        manager: Agent | ChatClient | None = None,
+        max_rounds: int = 20,
+        max_stalls: int = 3,
+        max_resets: int = 2,
+        max_retries: int = 2,
+        name: str | None = None,
+        checkpoint_store: CheckpointStore | None = None,
+    ) -> None:
+        self._participants: dict[str, Agent] | None = None
+        self._manager = manager
+        self._limits = {"max_rounds": 20, "max_stalls": 3, "max_resets": 2, "max_retries": 2}
+        self._name = name
+        self._checkpoint_store = checkpoint_store
+        self.with_limits(
+            max_rounds=max_rounds,
+            max_stalls=max_stalls,
+            max_resets=max_resets,
+            max_retries=max_retries,
+        )
+        if participants is not None:
+            self.participants(participants)
+
+    def participants(self, participants: Sequence[Agent]) -> Self:
+        """The team: agents with unique names, whose descriptions tell the manager who does what."""
+        named = named_participants(participants, "MagenticBuilder", reserved=(_MANAGER,))
+        agents: dict[str, Agent] = {}
+        for name, participant in named.items():
+            if isinstance(participant, Executor):
+                raise OrchestrationConfigError(
+                    f"MagenticBuilder: participant {name!r} is an Executor; the team is agents"
+                )
+            agents[name] = participant
+        self._participants = agents
+        return self
+
+    def with_manager(self, manager: Agent | ChatClient) -> Self:
+        """The model that plans and directs (an Agent, or a ChatClient used directly)."""
+        self._manager = manager
+        return self
+
+    def with_limits(
+        self,
+        *,
+        max_rounds: int | None = None,
+        max_stalls: int | None = None,
+        max_resets: int | None = None,
+        max_retries: int | None = None,
+    ) -> Self:
+        """Rounds before a forced answer, stalls before a re-plan, re-plans, ledger retries."""
+        given = {
+            "max_rounds": max_rounds,
+            "max_stalls": max_stalls,
+            "max_resets": max_resets,
+            "max_retries": max_retries,
+        }
+        for key, value in given.items():
+            if value is None:
+                continue
+            low = 1 if key == "max_rounds" else 0
+            if isinstance(value, bool) or value < low:
+                raise OrchestrationConfigError(
+                    f"MagenticBuilder: {key} must be an int >= {low}, got {value!r}"
+                )
+            self._limits[key] = value
+        return self
+
+    def with_checkpointing(self, store: CheckpointStore) -> Self:
+        """Save a checkpoint after every superstep into ``store``."""
+        self._checkpoint_store = store
+        return self
+
+    def build(self) -> Workflow:
+        """The team as a core ``Workflow``."""
+        named = require_participants(self._participants, "MagenticBuilder")
+        if self._manager is None:
+            raise OrchestrationConfigError(
+                "MagenticBuilder: no manager; pass manager=... or call with_manager(agent)"
+            )
+        manager = _Manager(
+            self._manager,
+            {name: description_of(agent) for name, agent in named.items()},
+            **self._limits,
+        )
+        rounds = self._limits["max_rounds"]
+        builder = WorkflowBuilder(self._name or "magentic", max_supersteps=max(100, 2 * rounds + 4))
+        builder.set_start_executor(manager)
+        for name, agent in named.items():
+            node = _Participant(name, agent)
+            builder.add_edge(manager, node)
+            builder.add_edge(node, manager)
+        if self._checkpoint_store is not None:
+            builder.with_checkpointing(self._checkpoint_store)
+        return builder.build()

@@ -1,0 +1,182 @@
+"""What every pattern does with its participants: name them, check them, give them the chat."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Never, TypeVar, cast
+
+from agentic_core import (
+    Agent,
+    AgentExecutorResponse,
+    AgentResponse,
+    ChatMessage,
+    Executor,
+    ExecutorError,
+    FunctionCallContent,
+    FunctionResultContent,
+    Role,
+    TextContent,
+    WorkflowContext,
+    handler,
+)
+from agentic_orchestrator._errors import OrchestrationConfigError
+
+_T = TypeVar("_T")
+
+Participant = Agent | Executor
+"""A pattern's participant: any core ``Agent`` (run in an ``AgentExecutor``) or an ``Executor``."""
+
+ConversationInput = str | ChatMessage | list[ChatMessage]
+"""What a pattern's workflow accepts: a prompt, one message or a conversation."""
+
+
+def participant_name(participant: object) -> str:
+    """An executor's id, an agent's name."""
+    if isinstance(participant, Executor):
+        return participant.id
+    if isinstance(participant, Agent):
+        return participant.name
+    raise OrchestrationConfigError(
+        f"a participant must be an Agent or an Executor, got {type(participant).__qualname__}"
+    )
+
+
+def named_participants(
+    participants: Sequence[Participant], pattern: str, *, reserved: Sequence[str] = ()
+) -> dict[str, Participant]:
+    """``{name: participant}`` in order; empty lists, duplicate or reserved names are errors."""
+    if isinstance(participants, (str, bytes)) or not participants:
+        raise OrchestrationConfigError(f"{pattern}: participants must be a non-empty sequence")
+    named: dict[str, Participant] = {}
+    for participant in participants:
+        name = participant_name(participant)
+        if not name:
+            raise OrchestrationConfigError(f"{pattern}: a participant has an empty name")
+        if name in named:
+            raise OrchestrationConfigError(
+                f"{pattern}: two participants are named {name!r}; names must be unique "
+                "(they are the executor ids and what selectors and handoffs name)"
+            )
+        if name in reserved:
+            raise OrchestrationConfigError(
+                f"{pattern}: the participant name {name!r} is reserved for the pattern's own "
+                f"executors ({', '.join(reserved)})"
+            )
+        named[name] = participant
+    return named
+
+
+def require_participants(participants: dict[str, _T] | None, pattern: str) -> dict[str, _T]:
+    """The participants given, or a clear error when none were."""
+    if participants is None:
+        raise OrchestrationConfigError(f"{pattern}: no participants; call .participants([...])")
+    return participants
+
+
+def description_of(participant: Participant) -> str:
+    """A participant's description (an agent's ``description``, else its name)."""
+    description = getattr(participant, "description", None)
+    return (
+        description
+        if isinstance(description, str) and description
+        else participant_name(participant)
+    )
+
+
+def to_conversation(message: object) -> list[ChatMessage]:
+    """The conversation ``message`` stands for: a str is one user message."""
+    if isinstance(message, AgentExecutorResponse):
+        return list(message.full_conversation)
+    if isinstance(message, str):
+        return [ChatMessage.user(message)]
+    if isinstance(message, ChatMessage):
+        return [message]
+    if isinstance(message, list):
+        items = cast("list[Any]", message)  # pyright: ignore[reportUnknownArgumentType]
+        if all(isinstance(m, ChatMessage) for m in items):
+            return cast("list[ChatMessage]", list(items))
+    kind = type(cast("object", message))
+    raise ExecutorError(
+        "a pattern's input must be a str, a ChatMessage or a list of ChatMessage, got "
+        f"{kind.__qualname__}"
+    )
+
+
+def accepts(executor: Executor, sample: object) -> bool:
+    """Whether one of ``executor``'s handlers takes a message like ``sample``."""
+    try:
+        executor.find_handler(sample)
+    except ExecutorError:
+        return False
+    return True
+
+
+def spoken(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """The messages without tool traffic: what one agent said, fit for another agent to read.
+
+    Function calls and results stay with the agent that made them (another agent has none of
+    those tools); messages left with no content are dropped.
+    """
+    kept: list[ChatMessage] = []
+    for message in messages:
+        if message.role is Role.TOOL:
+            continue
+        contents = [
+            c
+            for c in message.contents
+            if not isinstance(c, (FunctionCallContent, FunctionResultContent))
+        ]
+        if not contents:
+            continue
+        if len(contents) != len(message.contents):
+            kept.append(message.model_copy(update={"contents": contents}))
+        else:
+            kept.append(message)
+    return kept
+
+
+def final_assistant_message(response: AgentResponse, author: str) -> ChatMessage:
+    """The last assistant message of ``response`` with text (an empty one when there is none)."""
+    for message in reversed(response.messages):
+        if message.role is Role.ASSISTANT and message.text:
+            if message.author_name is None:
+                return message.model_copy(update={"author_name": author})
+            return message
+    return ChatMessage(
+        role=Role.ASSISTANT, contents=[TextContent(text=response.text)], author_name=author
+    )
+
+
+class ConversationStart(Executor):
+    """The first node of a pattern: whatever the caller sent, as a ``list[ChatMessage]``."""
+
+    @handler
+    async def start(
+        self, message: ConversationInput, ctx: WorkflowContext[list[ChatMessage]]
+    ) -> None:
+        """Send the caller's input on as a conversation."""
+        await ctx.send_message(to_conversation(message))
+
+
+class ResponseToConversation(Executor):
+    """Between an agent and a custom executor: the agent's response as the whole conversation."""
+
+    @handler
+    async def convert(
+        self, message: AgentExecutorResponse, ctx: WorkflowContext[list[ChatMessage]]
+    ) -> None:
+        """Send ``full_conversation`` on."""
+        await ctx.send_message(list(message.full_conversation))
+
+
+class ConversationOutput(Executor):
+    """The last node of a pattern: yields the conversation it receives as the run's output."""
+
+    @handler
+    async def finish(
+        self,
+        message: AgentExecutorResponse | list[ChatMessage],
+        ctx: WorkflowContext[Never, list[ChatMessage]],
+    ) -> None:
+        """Yield the conversation."""
+        await ctx.yield_output(to_conversation(message))
