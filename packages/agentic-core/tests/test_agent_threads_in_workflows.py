@@ -254,3 +254,23 @@ async def test_a_chained_agent_receives_only_what_its_thread_does_not_hold() -> 
         ("assistant", "critique 1"),
         ("assistant", "draft 2"),
     ]
+
+
+async def test_the_thread_state_is_one_string_and_the_older_list_form_still_restores() -> None:
+    store = InMemoryCheckpointStore()
+    workflow, _ = guessing_game(['{"guess": 5}'], store=store)
+    paused = await workflow.run("start")
+    latest = await store.latest(paused.run_id)
+    assert latest is not None
+    assert isinstance(latest.executor_states["guesser"]["messages"], str)
+
+    # A checkpoint written before: the messages as a list of JSON objects.
+    agent = ChatAgent(ScriptedChatClient(["unused"]), name="a")
+    executor = AgentExecutor(agent, id="a")
+    earlier = [ChatMessage.user("first question"), ChatMessage.assistant("first answer")]
+    executor.restore_state(
+        {"id": "t1", "metadata": {}, "messages": [m.model_dump(mode="json") for m in earlier]}
+    )
+    thread = await executor._thread()  # pyright: ignore[reportPrivateUsage]
+    assert thread.id == "t1"
+    assert texts(await thread.list_messages()) == texts(earlier)

@@ -6,6 +6,8 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Self
 
+from pydantic import BaseModel
+
 from agentic_core import (
     Agent,
     AgentExecutor,
@@ -39,6 +41,12 @@ _SAMPLE_CONVERSATION = [ChatMessage.user("sample")]
 Choose = Callable[[GroupChatState], Awaitable[ManagerDecision]]
 
 
+class _ChatState(BaseModel):
+    conversation: list[ChatMessage]
+    round: int
+    history: list[str]
+
+
 class _GroupChatManager(Executor):
     """The hub of the star: keeps the conversation, checks termination, picks the next speaker."""
 
@@ -65,24 +73,27 @@ class _GroupChatManager(Executor):
         self._history: list[str] = []
 
     def snapshot_state(self) -> Any:
-        """This run's conversation, round and speakers (JSON data)."""
+        """This run's conversation, round and speakers, as one JSON string.
+
+        One string, not nested data: the engine copies executor state between supersteps,
+        and a string is copied at no cost whatever the length of the chat.
+        """
         if not self._started:
             return None
-        return {
-            "conversation": [m.model_dump(mode="json") for m in self._conversation],
-            "round": self._round,
-            "history": list(self._history),
-        }
+        return _ChatState(
+            conversation=self._conversation, round=self._round, history=self._history
+        ).model_dump_json()
 
     def restore_state(self, state: Any) -> None:
         """Take this run's chat (None: it has not started)."""
         self._reset()
         if state is None:
             return
+        saved = _ChatState.model_validate_json(state)
         self._started = True
-        self._conversation = [ChatMessage.model_validate(m) for m in state["conversation"]]
-        self._round = int(state["round"])
-        self._history = [str(name) for name in state["history"]]
+        self._conversation = saved.conversation
+        self._round = saved.round
+        self._history = saved.history
 
     @handler
     async def on_message(

@@ -73,14 +73,21 @@ class SequentialBuilder:
         """The chain as a core ``Workflow``."""
         named = require_participants(self._participants, "SequentialBuilder")
         builder = WorkflowBuilder(self._name or "sequential")
-        start = ConversationStart(_START)
-        builder.set_start_executor(start)
-        previous: Executor = start
+        previous: Executor | None = None
         previous_is_agent = False
+        if isinstance(next(iter(named.values())), Executor):
+            # An executor first gets the input as a conversation; an AgentExecutor takes a
+            # str, a message or a conversation as it is (one superstep fewer).
+            previous = ConversationStart(_START)
+            builder.set_start_executor(previous)
         for name, participant in named.items():
             if isinstance(participant, Executor):
                 node = participant
-                if previous_is_agent and not accepts(node, _SAMPLE_RESPONSE):
+                if (
+                    previous is not None
+                    and previous_is_agent
+                    and not accepts(node, _SAMPLE_RESPONSE)
+                ):
                     adapter = ResponseToConversation(f"{name}_input")
                     builder.add_edge(previous, adapter)
                     previous = adapter
@@ -88,8 +95,12 @@ class SequentialBuilder:
             else:
                 node = AgentExecutor(participant, id=name)
                 previous_is_agent = True
-            builder.add_edge(previous, node)
+            if previous is None:
+                builder.set_start_executor(node)
+            else:
+                builder.add_edge(previous, node)
             previous = node
+        assert previous is not None  # noqa: S101 - participants are never empty
         builder.add_edge(previous, ConversationOutput(_END))
         if self._checkpoint_store is not None:
             builder.with_checkpointing(self._checkpoint_store)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, TypeAdapter
 
 from agentic_core.graph._context import WorkflowContext
 from agentic_core.graph._executor import Executor, ExecutorKind, handler
@@ -23,6 +24,12 @@ class AgentExecutorResponse(BaseModel):
 
 
 AgentExecutorInput = str | ChatMessage | list[ChatMessage] | AgentExecutorResponse
+
+
+@functools.cache
+def _messages() -> TypeAdapter[list[ChatMessage]]:
+    """Reads and writes a list of messages as JSON (built on first use: imports stay cheap)."""
+    return TypeAdapter(list[ChatMessage])
 
 
 class AgentExecutor(Executor):
@@ -55,7 +62,7 @@ class AgentExecutor(Executor):
         self._thread_state: dict[str, Any] | None = None
 
     def snapshot_state(self) -> Any:
-        """This run's conversation: the thread's id, metadata and messages (JSON data)."""
+        """This run's conversation: the thread's id, metadata and messages (a JSON string)."""
         return self._thread_state
 
     def restore_state(self, state: Any) -> None:
@@ -93,7 +100,12 @@ class AgentExecutor(Executor):
             return self.agent.get_new_thread()
         thread = self.agent.get_new_thread(**state.get("metadata", {}))
         thread.id = state["id"]
-        messages = [ChatMessage.model_validate(m) for m in state.get("messages", [])]
+        saved = state.get("messages", [])
+        messages = (
+            _messages().validate_json(saved)
+            if isinstance(saved, str)
+            else [ChatMessage.model_validate(m) for m in saved]  # checkpoints written before the string form
+        )
         if messages:
             await thread.add_messages(messages)
         return thread
@@ -122,10 +134,12 @@ class AgentExecutor(Executor):
 
 
 def _thread_data(thread: AgentThread, messages: list[ChatMessage]) -> dict[str, Any]:
+    # The messages as one JSON string: the engine copies executor state at every superstep,
+    # and a string costs nothing to copy, where nested data costs a walk of every message.
     return {
         "id": thread.id,
         "metadata": dict(thread.metadata),
-        "messages": [m.model_dump(mode="json") for m in messages],
+        "messages": _messages().dump_json(messages).decode(),
     }
 
 

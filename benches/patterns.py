@@ -1,0 +1,262 @@
+# pyright: reportMissingImports=false, reportMissingModuleSource=false
+# (the peer comes from the optional `bench` dependency group: `uv run --group bench ...`)
+"""Orchestration-pattern overhead: agentic_orchestrator against Microsoft Agent Framework.
+
+Two shapes, each with agents whose model is scripted (an instant reply):
+
+- ``sequential``: SequentialBuilder of 5 agents, one run = 5 turns;
+- ``group_chat``: GroupChatBuilder of 5 agents, round robin, 20 rounds, one run = 20 turns.
+
+For each framework, a run of the pattern and the same number of calls of its scripted model
+alone (the same client type, a conversation of the same length) are timed in the same process
+(medians of ``--rounds`` rounds after a warm-up). Framework overhead per turn = (pattern run -
+model alone) / turns; the table gives it for both and MAF's over ours (target >= 10x).
+
+    uv run --group bench python benches/patterns.py [--rounds N] [--no-peers]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import logging
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from _common import fmt, spread
+
+AGENTS = 5
+ROUNDS = {"sequential": AGENTS, "group_chat": 20}
+NAMES = [f"agent{i}" for i in range(AGENTS)]
+PROMPT = "Plan a three-day trip to Lisbon."
+REPLY = "Here is my part of the plan: day one, the old town."
+
+Run = Callable[[], Awaitable[Any]]
+
+
+@dataclass
+class Case:
+    """One timed thing: ``build()`` makes a fresh run (new agents and workflow, untimed)."""
+
+    build: Callable[[], Run]
+    check: Callable[[Any], None]
+    turns: int
+    samples: list[float] = field(default_factory=list[float])
+    reps: int = 1
+
+
+# --------------------------------------------------------------------------------------------
+# agentic
+
+
+def agentic_case(shape: str) -> Case:
+    from agentic_core import ChatAgent
+    from agentic_core.testing import ScriptedChatClient
+    from agentic_orchestrator import GroupChatBuilder, SequentialBuilder, round_robin_selector
+
+    turns = ROUNDS[shape]
+
+    def build() -> Run:
+        agents = [ChatAgent(ScriptedChatClient([REPLY] * turns), name=name) for name in NAMES]
+        if shape == "sequential":
+            workflow = SequentialBuilder().participants(agents).build()
+        else:
+            workflow = (
+                GroupChatBuilder()
+                .participants(agents)
+                .with_orchestrator_func(round_robin_selector)
+                .with_max_iterations(turns)
+                .build()
+            )
+
+        async def run() -> Any:
+            return (await workflow.run(PROMPT)).outputs
+
+        return run
+
+    def check(outputs: Any) -> None:
+        conversation = outputs[0]
+        assert len(conversation) == 1 + turns, len(conversation)
+        assert conversation[-1].text == REPLY
+
+    return Case(build, check, turns)
+
+
+def agentic_model_alone(shape: str) -> Case:
+    from agentic_core import ChatMessage
+    from agentic_core.testing import ScriptedChatClient
+
+    turns = ROUNDS[shape]
+
+    def build() -> Run:
+        client = ScriptedChatClient([REPLY] * turns)
+        conversation = [ChatMessage.user(PROMPT)]
+
+        async def run() -> Any:
+            for _ in range(turns):
+                conversation.append((await client.generate(list(conversation))).message)
+            return conversation
+
+        return run
+
+    def check(conversation: Any) -> None:
+        assert len(conversation) == 1 + turns
+
+    return Case(build, check, turns)
+
+
+# --------------------------------------------------------------------------------------------
+# Microsoft Agent Framework (agent-framework-orchestrations)
+
+
+def maf_unavailable() -> str | None:
+    try:
+        import _maf_client  # noqa: F401
+        import agent_framework_orchestrations  # noqa: F401
+    except ImportError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def maf_case(shape: str) -> Case:
+    from _maf_client import ScriptedChatClient
+    from agent_framework import Agent
+    from agent_framework_orchestrations import GroupChatBuilder, SequentialBuilder
+
+    turns = ROUNDS[shape]
+
+    def round_robin(state: Any) -> str:
+        names = list(state.participants)
+        return names[state.current_round % len(names)]
+
+    def build() -> Run:
+        clients = [ScriptedChatClient(script=[REPLY] * turns) for _ in NAMES]
+        agents = [Agent(client, name=name) for client, name in zip(clients, NAMES, strict=True)]
+        if shape == "sequential":
+            workflow = SequentialBuilder(participants=agents).build()
+        else:
+            workflow = GroupChatBuilder(
+                participants=agents, selection_func=round_robin, max_rounds=turns
+            ).build()
+
+        async def run() -> Any:
+            outputs = (await workflow.run(PROMPT)).get_outputs()
+            return outputs, sum(len(client.calls) for client in clients)
+
+        return run
+
+    def check(value: Any) -> None:
+        outputs, model_calls = value
+        assert outputs, "MAF produced no output"
+        assert model_calls == turns, f"MAF called the models {model_calls} times, not {turns}"
+
+    return Case(build, check, turns)
+
+
+def maf_model_alone(shape: str) -> Case:
+    from _maf_client import RawScriptedChatClient
+    from agent_framework import Message
+
+    turns = ROUNDS[shape]
+
+    def build() -> Run:
+        client = RawScriptedChatClient(script=[REPLY] * turns)
+        conversation = [Message("user", [PROMPT])]
+
+        async def run() -> Any:
+            for _ in range(turns):
+                response = await client.get_response(list(conversation))
+                conversation.extend(response.messages)
+            return conversation
+
+        return run
+
+    def check(conversation: Any) -> None:
+        assert len(conversation) == 1 + turns
+
+    return Case(build, check, turns)
+
+
+# --------------------------------------------------------------------------------------------
+# measurement
+
+
+async def calibrate(case: Case, target_s: float) -> None:
+    await case.build()()  # imports, lazy caches, first-call costs
+    run = case.build()
+    t0 = time.perf_counter()
+    case.check(await run())
+    case.reps = max(1, min(2_000, round(target_s / (time.perf_counter() - t0))))
+
+
+async def time_round(case: Case) -> None:
+    gc.collect()
+    runs = [case.build() for _ in range(case.reps)]
+    gc.collect()
+    value: Any = None
+    t0 = time.perf_counter()
+    for run in runs:
+        value = await run()
+    elapsed = time.perf_counter() - t0
+    case.check(value)
+    case.samples.append(elapsed / case.reps / case.turns * 1e6)
+
+
+async def measure(rounds: int, peers: bool) -> dict[str, dict[str, Case]]:
+    cases: dict[str, dict[str, Case]] = {}
+    for shape in ROUNDS:
+        cases[shape] = {"agentic": agentic_case(shape), "agentic_model": agentic_model_alone(shape)}
+        if peers:
+            cases[shape]["maf"] = maf_case(shape)
+            cases[shape]["maf_model"] = maf_model_alone(shape)
+    every = [case for shape in cases.values() for case in shape.values()]
+    for case in every:
+        await calibrate(case, 0.2)
+    for _ in range(rounds):
+        for case in every:  # interleaved, so drift hits every case alike
+            await time_round(case)
+    return cases
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rounds", type=int, default=7, help="timed rounds (default 7)")
+    parser.add_argument("--no-peers", action="store_true", help="skip Microsoft Agent Framework")
+    args = parser.parse_args()
+    # MAF logs a warning each time a group chat reaches max_rounds, which every run here does.
+    logging.getLogger("agent_framework_orchestrations").setLevel(logging.ERROR)
+    missing = None if args.no_peers else maf_unavailable()
+    if missing:
+        print(f"Microsoft Agent Framework unavailable ({missing}); measuring agentic only")
+    cases = asyncio.run(measure(args.rounds, peers=not args.no_peers and missing is None))
+    print(f"\nµs per turn, median of {args.rounds} rounds (± spread); overhead = run - model")
+    header = f"{'shape':<12}{'impl':<10}{'run':>16}{'model alone':>16}{'overhead':>12}"
+    print(header)
+    print("-" * len(header))
+    for shape, by_impl in cases.items():
+        overheads: dict[str, float] = {}
+        for impl in ("agentic", "maf"):
+            if impl not in by_impl:
+                continue
+            run, model = by_impl[impl], by_impl[f"{impl}_model"]
+            overhead = statistics.median(run.samples) - statistics.median(model.samples)
+            overheads[impl] = overhead
+            print(
+                f"{shape:<12}{impl:<10}{fmt(statistics.median(run.samples)):>10} "
+                f"{spread(run.samples):>5}{fmt(statistics.median(model.samples)):>10} "
+                f"{spread(model.samples):>5}{fmt(overhead):>12}"
+            )
+        if "maf" in overheads and overheads["agentic"] > 0:
+            ratio = overheads["maf"] / overheads["agentic"]
+            verdict = "meets" if ratio >= 10 else "misses"
+            print(f"{shape:<12}MAF/agentic overhead {ratio:.1f}x ({verdict} the >= 10x target)")
+
+
+if __name__ == "__main__":
+    main()
