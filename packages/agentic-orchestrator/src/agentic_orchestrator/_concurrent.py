@@ -22,6 +22,7 @@ from agentic_core import (
     WorkflowContext,
     handler,
 )
+from agentic_orchestrator._builder_base import PatternBuilder
 from agentic_orchestrator._errors import OrchestrationConfigError, OrchestratorError
 from agentic_orchestrator._participants import (
     ConversationStart,
@@ -172,7 +173,7 @@ def _default_aggregate(results: list[ParticipantResult]) -> list[ChatMessage]:
     return [*prompt, *answers]
 
 
-class ConcurrentBuilder:
+class ConcurrentBuilder(PatternBuilder):
     """Fan-out to every participant with the same prompt, fan-in to one aggregator.
 
     Each agent answers on its own fresh thread, all in one superstep. A participant that raises
@@ -225,11 +226,6 @@ class ConcurrentBuilder:
         self._aggregator = aggregator
         return self
 
-    def with_checkpointing(self, store: CheckpointStore) -> Self:
-        """Save a checkpoint after every superstep into ``store``."""
-        self._checkpoint_store = store
-        return self
-
     def build(self) -> Workflow:
         """The fan-out/fan-in as a core ``Workflow``."""
         named = require_participants(self._participants, "ConcurrentBuilder")
@@ -240,6 +236,4 @@ class ConcurrentBuilder:
         builder = WorkflowBuilder(self._name or "concurrent").set_start_executor(start)
         builder.add_fan_out_edge(start, nodes)
         builder.add_fan_in_edge(nodes, _Aggregate(self._aggregator, list(named)))
-        if self._checkpoint_store is not None:
-            builder.with_checkpointing(self._checkpoint_store)
-        return builder.build()
+        return self._finish(builder)

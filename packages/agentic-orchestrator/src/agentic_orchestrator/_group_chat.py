@@ -22,6 +22,7 @@ from agentic_core import (
     WorkflowContext,
     handler,
 )
+from agentic_orchestrator._builder_base import PatternBuilder
 from agentic_orchestrator._errors import OrchestrationConfigError, SpeakerSelectionError
 from agentic_orchestrator._group_chat_state import GroupChatState, Selector, TerminationCondition
 from agentic_orchestrator._participants import (
@@ -164,7 +165,7 @@ class _GroupChatManager(Executor):
         return bool(verdict)
 
 
-class GroupChatBuilder:
+class GroupChatBuilder(PatternBuilder):
     """A star: a manager gives the turn to one participant at a time; all share one conversation.
 
     Each turn the manager picks the next speaker, with a selector function
@@ -266,11 +267,6 @@ class GroupChatBuilder:
 
     with_max_rounds = with_max_iterations
 
-    def with_checkpointing(self, store: CheckpointStore) -> Self:
-        """Save a checkpoint after every superstep into ``store``."""
-        self._checkpoint_store = store
-        return self
-
     def build(self) -> Workflow:
         """The group chat as a core ``Workflow``."""
         named = require_participants(self._participants, "GroupChatBuilder")
@@ -313,9 +309,7 @@ class GroupChatBuilder:
         for node in nodes:
             builder.add_edge(manager, node)
             builder.add_edge(node, manager)
-        if self._checkpoint_store is not None:
-            builder.with_checkpointing(self._checkpoint_store)
-        return builder.build()
+        return self._finish(builder)
 
     def _choose(self) -> Choose:
         selector, agent, retries = self._selector, self._manager_agent, self._manager_retries

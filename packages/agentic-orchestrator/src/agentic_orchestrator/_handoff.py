@@ -23,6 +23,7 @@ from agentic_core import (
     handler,
     response_handler,
 )
+from agentic_orchestrator._builder_base import PatternBuilder
 from agentic_orchestrator._errors import OrchestrationConfigError, OrchestratorError
 from agentic_orchestrator._group_chat_state import GroupChatState, TerminationCondition
 from agentic_orchestrator._handoff_tools import (
@@ -212,7 +213,7 @@ class _HandoffAgent(Executor):
         return bool(verdict)
 
 
-class HandoffBuilder:
+class HandoffBuilder(PatternBuilder):
     """A mesh of agents that hand the conversation to each other; the run ends with an answer.
 
     The start agent (the first participant unless :meth:`with_start_agent` says otherwise) gets
@@ -315,11 +316,6 @@ class HandoffBuilder:
         self._max_handoffs = n
         return self
 
-    def with_checkpointing(self, store: CheckpointStore) -> Self:
-        """Save a checkpoint after every superstep into ``store``."""
-        self._checkpoint_store = store
-        return self
-
     def build(self) -> Workflow:
         """The mesh as a core ``Workflow``."""
         named = require_participants(self._participants, "HandoffBuilder")
@@ -366,9 +362,7 @@ class HandoffBuilder:
         for name, node in nodes.items():
             for target, _ in routes[name]:
                 builder.add_edge(node, nodes[target])
-        if self._checkpoint_store is not None:
-            builder.with_checkpointing(self._checkpoint_store)
-        return builder.build()
+        return self._finish(builder)
 
     def _resolved_routes(self, named: dict[str, Agent]) -> dict[str, list[tuple[str, str | None]]]:
         if not self._routes:

@@ -21,6 +21,7 @@ from agentic_core import (
     WorkflowContext,
     handler,
 )
+from agentic_orchestrator._builder_base import PatternBuilder
 from agentic_orchestrator._errors import (
     OrchestrationConfigError,
     OrchestratorError,
@@ -382,7 +383,7 @@ def _copy(state: Any) -> dict[str, Any]:
     return copied
 
 
-class MagenticBuilder:
+class MagenticBuilder(PatternBuilder):
     """A Magentic-One team: a manager model plans, then directs one participant per round.
 
     On the task the manager writes a task ledger (a fact sheet and a plan). Each round it
@@ -471,11 +472,6 @@ class MagenticBuilder:
             self._limits[key] = value
         return self
 
-    def with_checkpointing(self, store: CheckpointStore) -> Self:
-        """Save a checkpoint after every superstep into ``store``."""
-        self._checkpoint_store = store
-        return self
-
     def build(self) -> Workflow:
         """The team as a core ``Workflow``."""
         named = require_participants(self._participants, "MagenticBuilder")
@@ -495,6 +491,4 @@ class MagenticBuilder:
             node = _Participant(name, agent)
             builder.add_edge(manager, node)
             builder.add_edge(node, manager)
-        if self._checkpoint_store is not None:
-            builder.with_checkpointing(self._checkpoint_store)
-        return builder.build()
+        return self._finish(builder)

@@ -14,6 +14,7 @@ from agentic_core import (
     Workflow,
     WorkflowBuilder,
 )
+from agentic_orchestrator._builder_base import PatternBuilder
 from agentic_orchestrator._participants import (
     ConversationOutput,
     ConversationStart,
@@ -29,7 +30,7 @@ _END = "sequential_output"
 _SAMPLE_RESPONSE = AgentExecutorResponse(executor_id="", agent_response=AgentResponse(agent_id=""))
 
 
-class SequentialBuilder:
+class SequentialBuilder(PatternBuilder):
     """A chain of participants sharing one conversation; the output is the whole conversation.
 
     The workflow takes a str, a ``ChatMessage`` or a ``list[ChatMessage]``. Each agent (run by
@@ -62,11 +63,6 @@ class SequentialBuilder:
         self._participants = named_participants(
             participants, "SequentialBuilder", reserved=(_START, _END)
         )
-        return self
-
-    def with_checkpointing(self, store: CheckpointStore) -> Self:
-        """Save a checkpoint after every superstep into ``store``."""
-        self._checkpoint_store = store
         return self
 
     def build(self) -> Workflow:
@@ -102,6 +98,4 @@ class SequentialBuilder:
             previous = node
         assert previous is not None  # noqa: S101 - participants are never empty
         builder.add_edge(previous, ConversationOutput(_END))
-        if self._checkpoint_store is not None:
-            builder.with_checkpointing(self._checkpoint_store)
-        return builder.build()
+        return self._finish(builder)
