@@ -24,12 +24,17 @@ from agentic_orchestrator._selectors import no_repeat_selector as no_repeat_sele
 from agentic_orchestrator._selectors import round_robin_selector as round_robin_selector
 from agentic_orchestrator._selectors import smart_selector as smart_selector
 from agentic_orchestrator._sequential import SequentialBuilder as SequentialBuilder
+
+# --- TaskAgent
+from agentic_orchestrator._task_agent import AgentConfig as AgentConfig
+from agentic_orchestrator._task_agent import AgentMetrics as AgentMetrics
+from agentic_orchestrator._task_agent import AgentState as AgentState
+from agentic_orchestrator._task_agent import AgentStatus as AgentStatus
+from agentic_orchestrator._task_agent import TaskAgent as TaskAgent
 from agentic_orchestrator._terminations import any_termination as any_termination
 from agentic_orchestrator._terminations import keyword_termination as keyword_termination
 from agentic_orchestrator._terminations import max_messages_termination as max_messages_termination
 from agentic_orchestrator._terminations import max_rounds_termination as max_rounds_termination
-
-# --- TaskAgent
 
 # --- Orchestrator (DAG)
 

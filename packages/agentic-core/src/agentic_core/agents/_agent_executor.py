@@ -101,10 +101,11 @@ class AgentExecutor(Executor):
         thread = self.agent.get_new_thread(**state.get("metadata", {}))
         thread.id = state["id"]
         saved = state.get("messages", [])
+        # A list of message objects: a checkpoint written before the string form.
         messages = (
             _messages().validate_json(saved)
             if isinstance(saved, str)
-            else [ChatMessage.model_validate(m) for m in saved]  # checkpoints written before the string form
+            else [ChatMessage.model_validate(m) for m in saved]
         )
         if messages:
             await thread.add_messages(messages)
