@@ -3,8 +3,8 @@
 Orchestration patterns, DAG orchestrator, task agents and the agentic command line.
 
 Status: in progress. The orchestration patterns (sequential, concurrent, group chat, handoff,
-Magentic), each a builder returning a core ``Workflow``, and ``TaskAgent`` are here; the DAG
-orchestrator, the delegating agent and the command line are still to come.
+Magentic), each a builder returning a core ``Workflow``, ``TaskAgent`` and the DAG
+``Orchestrator`` are here; the delegating agent and the command line are still to come.
 """
 
 from agentic_core import lazy_exports as _lazy_exports

@@ -3,6 +3,12 @@ from agentic_core import Artifact as Artifact
 # --- patterns
 from agentic_orchestrator._concurrent import ConcurrentBuilder as ConcurrentBuilder
 from agentic_orchestrator._concurrent import ParticipantResult as ParticipantResult
+
+# --- Orchestrator (DAG)
+from agentic_orchestrator._dag import StepResult as StepResult
+from agentic_orchestrator._dag import Workflow as Workflow
+from agentic_orchestrator._dag import WorkflowResult as WorkflowResult
+from agentic_orchestrator._dag import WorkflowStep as WorkflowStep
 from agentic_orchestrator._errors import DelegationError as DelegationError
 from agentic_orchestrator._errors import DependencyCycleError as DependencyCycleError
 from agentic_orchestrator._errors import OrchestrationConfigError as OrchestrationConfigError
@@ -14,6 +20,8 @@ from agentic_orchestrator._handoff import HandoffBuilder as HandoffBuilder
 from agentic_orchestrator._handoff import HandoffUserRequest as HandoffUserRequest
 from agentic_orchestrator._handoff import handoff as handoff
 from agentic_orchestrator._magentic import MagenticBuilder as MagenticBuilder
+from agentic_orchestrator._orchestrator import AgentRef as AgentRef
+from agentic_orchestrator._orchestrator import Orchestrator as Orchestrator
 from agentic_orchestrator._payloads import ExecutionMode as ExecutionMode
 from agentic_orchestrator._payloads import ResultMetrics as ResultMetrics
 from agentic_orchestrator._payloads import ResultPayload as ResultPayload
@@ -35,8 +43,6 @@ from agentic_orchestrator._terminations import any_termination as any_terminatio
 from agentic_orchestrator._terminations import keyword_termination as keyword_termination
 from agentic_orchestrator._terminations import max_messages_termination as max_messages_termination
 from agentic_orchestrator._terminations import max_rounds_termination as max_rounds_termination
-
-# --- Orchestrator (DAG)
 
 # --- DelegatingAgent and AgentSpec
 

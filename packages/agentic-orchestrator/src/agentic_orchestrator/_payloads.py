@@ -7,6 +7,7 @@ are core's :class:`agentic_core.Artifact` (what a sandboxed program wrote to ``o
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from typing import Any
 
@@ -50,6 +51,16 @@ class TaskPayload(BaseModel):
     inputs: dict[str, Any] | None = None
     """Data the task works on (an orchestrator fills it from earlier steps' results)."""
     constraints: list[str] = Field(default_factory=list[str])
+
+    def to_prompt(self) -> str:
+        """The task as a prompt: action, specification, inputs and constraints, in sections."""
+        spec = self.spec if isinstance(self.spec, str) else json.dumps(self.spec, indent=2)
+        parts = [f"## Action: {self.action}", f"## Specification:\n{spec}"]
+        if self.inputs:
+            parts.append(f"## Inputs:\n{json.dumps(self.inputs, indent=2, default=str)}")
+        if self.constraints:
+            parts.append("## Constraints:\n- " + "\n- ".join(self.constraints))
+        return "\n\n".join(parts)
 
 
 class ResultMetrics(BaseModel):

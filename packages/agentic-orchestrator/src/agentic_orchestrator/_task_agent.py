@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -264,7 +263,7 @@ class TaskAgent:
 
     async def _think(self, task: TaskPayload) -> tuple[str | None, int, str]:
         """The model's reply (None after every attempt failed), tokens used, the last error."""
-        messages = [ChatMessage.system(self._system_prompt()), ChatMessage.user(_task_prompt(task))]
+        messages = [ChatMessage.system(self._system_prompt()), ChatMessage.user(task.to_prompt())]
         tokens = 0
         error = ""
         for attempt in range(self.config.max_retries + 1):
@@ -365,16 +364,6 @@ class TaskAgent:
         yield AgentResponseUpdate(
             text=response.text, author_name=self.name, done=True, response=response
         )
-
-
-def _task_prompt(task: TaskPayload) -> str:
-    spec = task.spec if isinstance(task.spec, str) else json.dumps(task.spec, indent=2)
-    parts = [f"## Action: {task.action}", f"## Specification:\n{spec}"]
-    if task.inputs:
-        parts.append(f"## Inputs:\n{json.dumps(task.inputs, indent=2, default=str)}")
-    if task.constraints:
-        parts.append("## Constraints:\n- " + "\n- ".join(task.constraints))
-    return "\n\n".join(parts)
 
 
 def _answer_text(result: ResultPayload) -> str:
