@@ -3,8 +3,9 @@
 Orchestration patterns, DAG orchestrator, task agents and the agentic command line.
 
 Status: in progress. The orchestration patterns (sequential, concurrent, group chat, handoff,
-Magentic), each a builder returning a core ``Workflow``, ``TaskAgent`` and the DAG
-``Orchestrator`` are here; the delegating agent and the command line are still to come.
+Magentic), each a builder returning a core ``Workflow``, ``TaskAgent``, the DAG
+``Orchestrator`` and ``DelegatingAgent`` are here; the code-generation executors and the
+command line belong to a later issue.
 """
 
 from agentic_core import lazy_exports as _lazy_exports

@@ -1,5 +1,10 @@
 from agentic_core import Artifact as Artifact
 
+# --- DelegatingAgent and AgentSpec
+from agentic_orchestrator._agent_spec import AgentSpec as AgentSpec
+from agentic_orchestrator._agent_spec import ModelSpec as ModelSpec
+from agentic_orchestrator._agent_spec import load_agent_specs as load_agent_specs
+
 # --- patterns
 from agentic_orchestrator._concurrent import ConcurrentBuilder as ConcurrentBuilder
 from agentic_orchestrator._concurrent import ParticipantResult as ParticipantResult
@@ -9,6 +14,7 @@ from agentic_orchestrator._dag import StepResult as StepResult
 from agentic_orchestrator._dag import Workflow as Workflow
 from agentic_orchestrator._dag import WorkflowResult as WorkflowResult
 from agentic_orchestrator._dag import WorkflowStep as WorkflowStep
+from agentic_orchestrator._delegating import DelegatingAgent as DelegatingAgent
 from agentic_orchestrator._errors import DelegationError as DelegationError
 from agentic_orchestrator._errors import DependencyCycleError as DependencyCycleError
 from agentic_orchestrator._errors import OrchestrationConfigError as OrchestrationConfigError
@@ -43,8 +49,6 @@ from agentic_orchestrator._terminations import any_termination as any_terminatio
 from agentic_orchestrator._terminations import keyword_termination as keyword_termination
 from agentic_orchestrator._terminations import max_messages_termination as max_messages_termination
 from agentic_orchestrator._terminations import max_rounds_termination as max_rounds_termination
-
-# --- DelegatingAgent and AgentSpec
 
 __version__: str
 __all__: list[str]
