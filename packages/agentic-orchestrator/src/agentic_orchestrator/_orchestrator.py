@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Never, Protocol, cast, runtime_checkable
+import weakref
+from datetime import UTC, datetime
+from typing import Any, Never, Protocol, runtime_checkable
 
 import structlog
 from pydantic import BaseModel, Field
@@ -19,7 +21,15 @@ from agentic_core import (
     handler,
 )
 from agentic_core import Workflow as GraphWorkflow
-from agentic_orchestrator._dag import StepResult, Workflow, WorkflowResult, WorkflowStep
+from agentic_orchestrator._dag import (
+    StepInputError,
+    StepResult,
+    Workflow,
+    WorkflowResult,
+    WorkflowStep,
+    overall_status,
+    resolve_inputs,
+)
 from agentic_orchestrator._errors import OrchestrationConfigError, OrchestratorError
 from agentic_orchestrator._payloads import ResultMetrics, ResultPayload, ResultStatus, TaskPayload
 
@@ -32,6 +42,9 @@ _END = "orchestrator_result"
 @runtime_checkable
 class _TaskRunner(Protocol):
     async def execute_task(self, task: TaskPayload) -> ResultPayload: ...
+
+
+_Registered = Agent | _TaskRunner
 
 
 class AgentRef(BaseModel):
@@ -48,22 +61,49 @@ class _Progress(BaseModel):
     results: dict[str, StepResult] = Field(default_factory=dict[str, StepResult])
 
 
+class _Gate:
+    """At most ``limit`` steps of one run at once: one semaphore per run.
+
+    Made on first use inside the run's event loop and dropped once no step holds it, so a
+    compiled graph serves runs in any loop, each with its own limit.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._by_run: weakref.WeakValueDictionary[str, asyncio.Semaphore] = (
+            weakref.WeakValueDictionary()
+        )
+
+    def for_run(self, run_id: str) -> asyncio.Semaphore:
+        gate = self._by_run.get(run_id)
+        if gate is None:
+            gate = asyncio.Semaphore(self.limit)
+            self._by_run[run_id] = gate
+        return gate
+
+
 class _Start(Executor):
     @handler
     async def start(self, message: Any, ctx: WorkflowContext[_Progress]) -> None:
-        """Start every step that depends on nothing."""
+        """Start every step that depends on nothing (the run's message is ignored)."""
         del message
         await ctx.send_message(_Progress())
 
 
 class _Step(Executor):
-    """One step: waits for its dependencies, resolves its inputs, sends the task."""
+    """One step: resolves its inputs from its dependencies and sends its agent the task.
 
-    def __init__(self, step: WorkflowStep, orchestrator: Orchestrator, gate: asyncio.Semaphore):
+    The agent is bound when the graph is built; per-run data travels in the messages only.
+    """
+
+    def __init__(
+        self, step: WorkflowStep, agent: _Registered, gate: _Gate, timeout_s: float | None
+    ) -> None:
         super().__init__(step.step_id)
         self.step = step
-        self.orchestrator = orchestrator
+        self.agent = agent
         self.gate = gate
+        self.timeout_s = timeout_s
 
     @handler
     async def run_step(
@@ -72,46 +112,60 @@ class _Step(Executor):
         """Run the step (or skip it when a dependency failed) and pass every result on."""
         known = _merge(progress)
         step = self.step
-        failed = [d for d in step.depends_on if known.results[d].status is not ResultStatus.SUCCESS]
-        started = time.perf_counter()
+        failed = [d for d in step.depends_on if not known.results[d].ok]
         if failed:
-            outcome = StepResult(
-                step_id=step.step_id,
-                agent=step.agent,
-                action=step.action,
-                status=ResultStatus.FAILURE,
+            outcome = self._outcome(
+                ResultStatus.FAILURE,
                 error=f"skipped: dependency {failed[0]!r} failed",
                 skipped=True,
             )
         else:
-            outcome = await self._run(known, started)
+            outcome = await self._run(known, ctx.run_id)
         known.results[step.step_id] = outcome
         await ctx.send_message(known)
 
-    async def _run(self, known: _Progress, started: float) -> StepResult:
+    async def _run(self, known: _Progress, run_id: str) -> StepResult:
         step = self.step
         try:
-            spec = {name: _resolve(step, name, value, known) for name, value in step.inputs.items()}
-        except OrchestratorError as exc:
-            return StepResult(
-                step_id=step.step_id,
-                agent=step.agent,
-                action=step.action,
-                status=ResultStatus.FAILURE,
-                error=str(exc),
-            )
-        earlier = {d: _data(known.results[d]) for d in step.depends_on}
+            spec = resolve_inputs(step, known.results)
+        except StepInputError as exc:
+            _log.warning("step_input_missing", step=step.step_id, error=str(exc))
+            return self._outcome(ResultStatus.FAILURE, error=str(exc))
+        earlier = {d: known.results[d].data for d in step.depends_on}
         task = TaskPayload(action=step.action, spec=spec, inputs=earlier or None)
-        async with self.gate:
-            result = await self.orchestrator.send_task(step.agent, task)
-        return StepResult(
-            step_id=step.step_id,
-            agent=step.agent,
-            action=step.action,
-            status=result.status,
+        async with self.gate.for_run(run_id):
+            started_at, started = _now(), time.perf_counter()
+            result = await _perform(self.agent, task, self.timeout_s)
+        return self._outcome(
+            result.status,
             result=result,
             error=result.error,
+            started_at=started_at,
             duration_s=time.perf_counter() - started,
+        )
+
+    def _outcome(
+        self,
+        status: ResultStatus,
+        *,
+        result: ResultPayload | None = None,
+        error: str | None = None,
+        skipped: bool = False,
+        started_at: datetime | None = None,
+        duration_s: float = 0.0,
+    ) -> StepResult:
+        finished_at = _now()
+        return StepResult(
+            step_id=self.step.step_id,
+            agent=self.step.agent,
+            action=self.step.action,
+            status=status,
+            result=result,
+            error=error,
+            skipped=skipped,
+            started_at=started_at or finished_at,
+            finished_at=finished_at,
+            duration_s=duration_s,
         )
 
 
@@ -127,20 +181,17 @@ class _Collect(Executor):
         """Yield the workflow's result once every last step has finished."""
         known = _merge(progress)
         ordered = {s.step_id: known.results[s.step_id] for s in self.workflow.steps}
-        succeeded = sum(r.status is ResultStatus.SUCCESS for r in ordered.values())
-        if succeeded == len(ordered):
-            status = ResultStatus.SUCCESS
-        elif succeeded:
-            status = ResultStatus.PARTIAL
-        else:
-            status = ResultStatus.FAILURE
+        started_at = min(r.started_at for r in ordered.values())
+        finished_at = _now()
         await ctx.yield_output(
             WorkflowResult(
                 workflow_id=ctx.run_id,
                 name=self.workflow.name,
-                status=status,
+                status=overall_status(ordered.values()),
                 results=ordered,
-                total_time_s=sum(r.duration_s for r in ordered.values()),
+                started_at=started_at,
+                finished_at=finished_at,
+                total_time_s=max((finished_at - started_at).total_seconds(), 0.0),
             )
         )
 
@@ -148,14 +199,14 @@ class _Collect(Executor):
 class Orchestrator:
     """A registry of agents, and DAG workflows of their tasks run on the core engine.
 
-    Agents are any core ``Agent`` (its answer becomes a ``ResultPayload``) or anything with
-    ``execute_task(TaskPayload) -> ResultPayload`` (a :class:`TaskAgent`). :meth:`execute`
-    checks the whole workflow first (unknown agents, missing steps, references outside
-    ``depends_on``, dependency cycles: each a typed error naming the culprit, before anything
-    runs), then compiles it to a core graph: every step is an executor, steps whose
-    dependencies are done run in the same superstep (at most ``max_parallel`` at once), a step
-    whose dependency failed is skipped, and the result is SUCCESS, PARTIAL or FAILURE with each
-    step's result and time::
+    Agents are any core ``Agent`` (its answer becomes a ``ResultPayload`` whose data is
+    ``{"output": text}``) or anything with ``execute_task(TaskPayload) -> ResultPayload`` (a
+    :class:`TaskAgent`). :meth:`execute` checks the whole workflow first (unknown agents,
+    missing steps, references outside ``depends_on``, dependency cycles: each a typed error
+    naming the culprit, before anything runs), then compiles it to a core graph: every step is
+    an executor, steps whose dependencies are done run in the same superstep (at most
+    ``max_parallel`` at once), a step whose dependency failed is skipped, and the result is
+    SUCCESS, PARTIAL or FAILURE with each step's result and times::
 
         orchestrator = Orchestrator()
         orchestrator.register_agent(coder)
@@ -167,22 +218,24 @@ class Orchestrator:
                     WorkflowStep(
                         agent="reviewer",
                         action="review",
-                        inputs={"code": "{{coder:generate}}"},
+                        inputs={"code": "{{coder:generate.output}}"},
                         depends_on=["coder:generate"],
                     ),
                 ]
             )
         )
+
+    A step's agent receives ``TaskPayload(action, spec=<its inputs, references resolved>,
+    inputs=<each dependency's result data by step id>)``.
     """
 
-    def __init__(self, *, default_timeout_s: float = 60.0, max_parallel: int = 10) -> None:
-        if default_timeout_s <= 0 or max_parallel < 1:
-            raise OrchestrationConfigError(
-                "Orchestrator: default_timeout_s must be > 0 and max_parallel >= 1"
-            )
+    def __init__(self, *, default_timeout_s: float | None = 60.0, max_parallel: int = 10) -> None:
+        _check_limits("Orchestrator", max_parallel, default_timeout_s)
         self.default_timeout_s = default_timeout_s
+        """Per task (``None``: no limit); ``send_task`` and ``execute`` may override it."""
         self.max_parallel = max_parallel
-        self._agents: dict[str, Agent | _TaskRunner] = {}
+        """Steps of one run working at once, unless ``execute`` says otherwise."""
+        self._agents: dict[str, _Registered] = {}
 
     # -- registry -------------------------------------------------------------------------------
 
@@ -194,8 +247,12 @@ class Orchestrator:
                 "execute_task(TaskPayload)"
             )
         ref = _ref(agent)
-        for other in self._agents.values():
-            if _ref(other).name == ref.name or _ref(other).id == ref.id:
+        if not ref.id or not ref.name:
+            raise OrchestrationConfigError(
+                f"Orchestrator: an agent needs a non-empty id and name, got {ref!r}"
+            )
+        for other in map(_ref, self._agents.values()):
+            if ref.name in (other.name, other.id) or ref.id in (other.name, other.id):
                 raise OrchestrationConfigError(
                     f"Orchestrator: an agent named {ref.name!r} (or with id {ref.id!r}) is "
                     "already registered"
@@ -205,11 +262,15 @@ class Orchestrator:
         return ref
 
     def unregister_agent(self, agent_id: str) -> bool:
-        """Remove the agent with this id (or name); whether there was one."""
+        """Remove the agent with this id (or name); whether there was one.
+
+        Graphs already built keep the agent they were built with.
+        """
         key = self._key(agent_id)
         if key is None:
             return False
         del self._agents[key]
+        _log.info("agent_unregistered", agent_id=key)
         return True
 
     def list_agents(self) -> list[AgentRef]:
@@ -221,6 +282,10 @@ class Orchestrator:
             return agent
         return next((key for key, a in self._agents.items() if _ref(a).name == agent), None)
 
+    def _unknown(self, agent: str) -> str:
+        known = ", ".join(r.name for r in self.list_agents()) or "none"
+        return f"no agent {agent!r} is registered (agents: {known})"
+
     # -- tasks ----------------------------------------------------------------------------------
 
     async def send_task(
@@ -228,42 +293,16 @@ class Orchestrator:
     ) -> ResultPayload:
         """Have the agent (by id or name) do ``task``; its failure or timeout is a result.
 
-        Raises ``OrchestratorError`` only for an agent that is not registered.
+        ``timeout_s`` defaults to ``default_timeout_s``. A core Agent gets the task as a
+        prompt (:meth:`TaskPayload.to_prompt`) on a new thread. Raises ``OrchestratorError``
+        only for an agent that is not registered.
         """
         key = self._key(agent_id)
         if key is None:
-            raise OrchestratorError(
-                f"no agent {agent_id!r} is registered (agents: "
-                f"{', '.join(r.name for r in self.list_agents()) or 'none'})"
-            )
-        agent = self._agents[key]
-        name = _ref(agent).name
-        limit = timeout_s or self.default_timeout_s
-        started = time.perf_counter()
-        try:
-            async with asyncio.timeout(limit):
-                if isinstance(agent, _TaskRunner):
-                    return await agent.execute_task(task)
-                response = await agent.run(task.to_prompt(), thread=agent.get_new_thread())
-        except TimeoutError:
-            error = f"agent {name!r} timed out after {limit} s"
-        except Exception as exc:  # noqa: BLE001 - a failed task is a result
-            error = f"agent {name!r} failed: {type(exc).__name__}: {exc}"
-        else:
-            return ResultPayload(
-                status=ResultStatus.SUCCESS,
-                data={"output": response.text},
-                metrics=ResultMetrics(
-                    execution_time_s=time.perf_counter() - started,
-                    tokens_used=response.usage.total_tokens or None,
-                ),
-            )
-        _log.warning("task_failed", agent=name, action=task.action, error=error)
-        return ResultPayload(
-            status=ResultStatus.FAILURE,
-            error=error,
-            metrics=ResultMetrics(execution_time_s=time.perf_counter() - started),
-        )
+            raise OrchestratorError(self._unknown(agent_id))
+        limit = self.default_timeout_s if timeout_s is None else timeout_s
+        _check_limits("send_task", 1, limit)
+        return await _perform(self._agents[key], task, limit)
 
     # -- workflows ------------------------------------------------------------------------------
 
@@ -272,57 +311,153 @@ class Orchestrator:
         workflow: Workflow,
         *,
         max_parallel: int | None = None,
+        timeout_s: float | None = None,
         checkpoint_store: CheckpointStore | None = None,
     ) -> GraphWorkflow:
-        """``workflow`` checked and compiled to a core ``Workflow`` (run it, checkpoint it,
-        stream it like any other); its output is one :class:`WorkflowResult`."""
+        """``workflow`` checked and compiled to a core ``Workflow``; its output is one
+        :class:`WorkflowResult`.
+
+        Run it, checkpoint it, resume it and stream it like any other graph (the run's input
+        message is ignored: ``await graph.run(None)``). The agents are bound now: unregistering
+        one later does not change this graph. ``max_parallel`` bounds the steps working at once
+        in each run; ``timeout_s`` is each step's (default: ``default_timeout_s``).
+        """
+        limit = self.max_parallel if max_parallel is None else max_parallel
+        step_timeout = self.default_timeout_s if timeout_s is None else timeout_s
+        _check_limits(f"workflow {workflow.name!r}", limit, step_timeout)
         workflow.check()
+        agents: dict[str, _Registered] = {}
         for step in workflow.steps:
-            if self._key(step.agent) is None:
+            if step.step_id in (_START, _END):
+                raise OrchestrationConfigError(
+                    f"workflow {workflow.name!r}: the step id {step.step_id!r} is reserved"
+                )
+            key = self._key(step.agent)
+            if key is None:
                 raise OrchestrationConfigError(
                     f"workflow {workflow.name!r}: step {step.step_id!r} names agent "
                     f"{step.agent!r}, which is not registered (agents: "
                     f"{', '.join(r.name for r in self.list_agents()) or 'none'})"
                 )
-            if step.step_id in (_START, _END):
-                raise OrchestrationConfigError(f"the step id {step.step_id!r} is reserved")
-        gate = asyncio.Semaphore(max_parallel or self.max_parallel)
-        builder = WorkflowBuilder(workflow.name, max_supersteps=len(workflow.steps) + 3)
-        start = _Start(_START)
-        builder.set_start_executor(start)
-        nodes = {s.step_id: _Step(s, self, gate) for s in workflow.steps}
-        needed: set[str] = set()
-        for step in workflow.steps:
-            node = nodes[step.step_id]
-            needed.update(step.depends_on)
-            if not step.depends_on:
-                builder.add_edge(start, node)
-            elif len(step.depends_on) == 1:
-                builder.add_edge(nodes[step.depends_on[0]], node)
-            else:
-                builder.add_fan_in_edge([nodes[d] for d in step.depends_on], node)
-        last = [nodes[s.step_id] for s in workflow.steps if s.step_id not in needed]
-        builder.add_fan_in_edge(last, _Collect(workflow))
-        if checkpoint_store is not None:
-            builder.with_checkpointing(checkpoint_store)
-        return builder.build()
+            agents[step.step_id] = self._agents[key]
+        return _compile(workflow, agents, _Gate(limit), step_timeout, checkpoint_store)
 
     async def execute(
         self,
         workflow: Workflow,
         *,
         max_parallel: int | None = None,
+        timeout_s: float | None = None,
         checkpoint_store: CheckpointStore | None = None,
     ) -> WorkflowResult:
-        """Check ``workflow``, run it, and return how it went."""
+        """Check ``workflow`` (nothing runs when it is wrong), run it, and return how it went.
+
+        ``max_parallel`` and ``timeout_s`` (per step) default to the orchestrator's; with a
+        ``checkpoint_store`` every superstep is checkpointed (see :meth:`build_workflow` to
+        resume one).
+        """
         graph = self.build_workflow(
-            workflow, max_parallel=max_parallel, checkpoint_store=checkpoint_store
+            workflow,
+            max_parallel=max_parallel,
+            timeout_s=timeout_s,
+            checkpoint_store=checkpoint_store,
+        )
+        _log.info(
+            "orchestrator_workflow_started", workflow=workflow.name, steps=len(workflow.steps)
         )
         run = await graph.run(None)
-        return cast("WorkflowResult", run.outputs[0])
+        results = [o for o in run.outputs if isinstance(o, WorkflowResult)]
+        if not results:
+            raise OrchestratorError(
+                f"workflow {workflow.name!r} ended {run.status.value} without a result"
+            )
+        result = results[-1]
+        _log.info(
+            "orchestrator_workflow_completed",
+            workflow=workflow.name,
+            workflow_id=result.workflow_id,
+            status=result.status.value,
+            failed=result.failed,
+            duration_s=result.total_time_s,
+        )
+        return result
 
 
-def _ref(agent: Agent | _TaskRunner) -> AgentRef:
+def _compile(
+    workflow: Workflow,
+    agents: dict[str, _Registered],
+    gate: _Gate,
+    timeout_s: float | None,
+    checkpoint_store: CheckpointStore | None,
+) -> GraphWorkflow:
+    """Start → steps (direct edge for one dependency, fan-in for several) → collector."""
+    builder = WorkflowBuilder(workflow.name, max_supersteps=len(workflow.steps) + 3)
+    start = _Start(_START)
+    builder.set_start_executor(start)
+    nodes = {s.step_id: _Step(s, agents[s.step_id], gate, timeout_s) for s in workflow.steps}
+    needed: set[str] = set()
+    for step in workflow.steps:
+        node = nodes[step.step_id]
+        needed.update(step.depends_on)
+        if not step.depends_on:
+            builder.add_edge(start, node)
+        elif len(step.depends_on) == 1:
+            builder.add_edge(nodes[step.depends_on[0]], node)
+        else:
+            builder.add_fan_in_edge([nodes[d] for d in step.depends_on], node)
+    # Every result reaches the last steps (each message carries all results so far).
+    last = [nodes[s.step_id] for s in workflow.steps if s.step_id not in needed]
+    builder.add_fan_in_edge(last, _Collect(workflow))
+    if checkpoint_store is not None:
+        builder.with_checkpointing(checkpoint_store)
+    return builder.build()
+
+
+async def _perform(agent: _Registered, task: TaskPayload, timeout_s: float | None) -> ResultPayload:
+    """``agent`` does ``task`` within ``timeout_s``; a failure or timeout is a FAILURE result."""
+    name = _ref(agent).name
+    started = time.perf_counter()
+    try:
+        async with asyncio.timeout(timeout_s):
+            if isinstance(agent, _TaskRunner):
+                result = await agent.execute_task(task)
+                if isinstance(result, ResultPayload):  # pyright: ignore[reportUnnecessaryIsInstance]
+                    return result
+                raise TypeError(f"execute_task returned {type(result).__name__}, not ResultPayload")
+            response = await agent.run(task.to_prompt(), thread=agent.get_new_thread())
+    except TimeoutError:
+        error = f"agent {name!r} timed out after {timeout_s} s"
+    except Exception as exc:  # noqa: BLE001 - a failed task is a result
+        error = f"agent {name!r} failed: {type(exc).__name__}: {exc}"
+    else:
+        return ResultPayload(
+            status=ResultStatus.SUCCESS,
+            data={"output": response.text},
+            metrics=ResultMetrics(
+                execution_time_s=time.perf_counter() - started,
+                tokens_used=response.usage.total_tokens or None,
+            ),
+        )
+    _log.warning("task_failed", agent=name, action=task.action, error=error)
+    return ResultPayload(
+        status=ResultStatus.FAILURE,
+        error=error,
+        metrics=ResultMetrics(execution_time_s=time.perf_counter() - started),
+    )
+
+
+def _check_limits(owner: str, max_parallel: int, timeout_s: float | None) -> None:
+    if max_parallel < 1:
+        raise OrchestrationConfigError(f"{owner}: max_parallel must be >= 1, got {max_parallel}")
+    if timeout_s is not None and timeout_s <= 0:
+        raise OrchestrationConfigError(f"{owner}: a timeout must be > 0 s, got {timeout_s}")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _ref(agent: _Registered) -> AgentRef:
     description = getattr(agent, "description", None)
     return AgentRef(
         id=str(getattr(agent, "id", "")),
@@ -338,23 +473,3 @@ def _merge(progress: _Progress | list[_Progress]) -> _Progress:
     for part in progress:
         merged.update(part.results)
     return _Progress(results=merged)
-
-
-def _data(result: StepResult) -> Any:
-    return result.result.data if result.result is not None else None
-
-
-def _resolve(step: WorkflowStep, name: str, value: Any, known: _Progress) -> Any:
-    for input_name, referenced, key in step.references():
-        if input_name != name:
-            continue
-        data = _data(known.results[referenced])
-        if key is None:
-            return data
-        if not isinstance(data, dict) or key not in data:
-            raise OrchestratorError(
-                f"input {name!r} of step {step.step_id!r}: the result of step {referenced!r} "
-                f"has no key {key!r}"
-            )
-        return cast("dict[str, Any]", data)[key]
-    return value
