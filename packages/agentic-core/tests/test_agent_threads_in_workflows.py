@@ -32,6 +32,7 @@ from agentic_core import (
     handler,
     response_handler,
 )
+from agentic_core.agents import _agent_executor
 from agentic_core.testing import FunctionChatClient, ScriptedChatClient
 
 
@@ -117,11 +118,16 @@ async def test_a_new_run_starts_a_fresh_conversation() -> None:
     assert texts(client.calls[1][0])[1:] == [("user", "Start by making your first guess.")]
 
 
-async def test_the_conversation_survives_a_checkpoint_resume_in_another_workflow_object() -> None:
+@pytest.mark.parametrize("fresh_process", [False, True], ids=["same_process", "fresh_process"])
+async def test_the_conversation_survives_a_checkpoint_resume_in_another_workflow_object(
+    fresh_process: bool,
+) -> None:
     store = InMemoryCheckpointStore()
     workflow, _ = guessing_game(['{"guess": 5}'], store=store)
     paused = await workflow.run("start")
     [request] = paused.pending_requests
+    if fresh_process:  # a process that never wrote that state: it parses the saved thread
+        _agent_executor._RECENT.clear()  # pyright: ignore[reportPrivateUsage]
     # "Another process": the same graph built again, with a new model client.
     again, client = guessing_game(['{"guess": 8}'], store=store)
     await again.run(

@@ -16,12 +16,14 @@ from agentic_core import (
     WorkflowExecutionError,
     WorkflowRunState,
 )
+from agentic_core.agents import _agent_executor
 from agentic_core.testing import FunctionChatClient, ScriptedChatClient
 from agentic_orchestrator import (
     GroupChatBuilder,
     GroupChatState,
     OrchestrationConfigError,
     SpeakerSelectionError,
+    _group_chat,
     any_termination,
     keyword_termination,
     llm_selector,
@@ -300,7 +302,10 @@ async def test_a_termination_that_never_fires_without_a_max_ends_in_a_typed_erro
         await workflow.run("forever?")
 
 
-async def test_checkpointed_group_chat_resumes_to_the_same_conversation() -> None:
+@pytest.mark.parametrize("fresh_process", [False, True], ids=["same_process", "fresh_process"])
+async def test_checkpointed_group_chat_resumes_to_the_same_conversation(
+    fresh_process: bool,
+) -> None:
     store = InMemoryCheckpointStore()
     workflow = (
         GroupChatBuilder(
@@ -311,6 +316,9 @@ async def test_checkpointed_group_chat_resumes_to_the_same_conversation() -> Non
         )
     ).build()
     full = await workflow.run("go")
+    if fresh_process:  # a process that never wrote these states: it parses them
+        _group_chat._RECENT.clear()  # pyright: ignore[reportPrivateUsage]
+        _agent_executor._RECENT.clear()  # pyright: ignore[reportPrivateUsage]
     resumed = await resume_from_middle(workflow, full, store)
     assert resumed.status is WorkflowRunState.COMPLETED
     assert spoken_lines(resumed.outputs[0]) == spoken_lines(full.outputs[0])

@@ -48,6 +48,25 @@ class _ChatState(BaseModel):
     history: list[str]
 
 
+# Chat states this process saved lately, by their JSON: the next superstep restores the string
+# the last one saved, and gets it back without parsing. Messages are shared, never changed.
+_RECENT: dict[str, _ChatState] = {}
+_RECENT_SIZE = 64
+
+
+def _remember(saved: str, state: _ChatState) -> None:
+    _RECENT[saved] = state
+    while len(_RECENT) > _RECENT_SIZE:
+        try:
+            del _RECENT[next(iter(_RECENT))]
+        except (KeyError, RuntimeError, StopIteration):  # another thread evicted it first
+            break
+
+
+def _parsed(saved: str) -> _ChatState:
+    return _RECENT.get(saved) or _ChatState.model_validate_json(saved)
+
+
 class _GroupChatManager(Executor):
     """The hub of the star: keeps the conversation, checks termination, picks the next speaker."""
 
@@ -81,20 +100,23 @@ class _GroupChatManager(Executor):
         """
         if not self._started:
             return None
-        return _ChatState(
-            conversation=self._conversation, round=self._round, history=self._history
-        ).model_dump_json()
+        state = _ChatState(
+            conversation=list(self._conversation), round=self._round, history=list(self._history)
+        )
+        saved = state.model_dump_json()
+        _remember(saved, state)
+        return saved
 
     def restore_state(self, state: Any) -> None:
         """Take this run's chat (None: it has not started)."""
         self._reset()
         if state is None:
             return
-        saved = _ChatState.model_validate_json(state)
+        saved = _parsed(state)
         self._started = True
-        self._conversation = saved.conversation
+        self._conversation = list(saved.conversation)  # appended to: this run's own list
         self._round = saved.round
-        self._history = saved.history
+        self._history = list(saved.history)
 
     @handler
     async def on_message(

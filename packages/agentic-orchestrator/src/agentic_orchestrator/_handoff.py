@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Self
+from typing import Self
 
 from pydantic import BaseModel, Field
 
 from agentic_core import (
     Agent,
     AgentResponse,
-    AgentRunUpdateEvent,
     ChatAgent,
     ChatMessage,
     CheckpointStore,
@@ -34,6 +33,7 @@ from agentic_orchestrator._handoff_tools import (
 )
 from agentic_orchestrator._participants import (
     ConversationInput,
+    answer_conversation,
     description_of,
     named_participants,
     require_participants,
@@ -136,7 +136,7 @@ class _HandoffAgent(Executor):
         path: list[str],
         ctx: WorkflowContext[HandoffTurn, list[ChatMessage]],
     ) -> None:
-        response = await self._run_agent(conversation, ctx)
+        response = await answer_conversation(self.agent, conversation, ctx)
         said = [
             m.model_copy(update={"author_name": self.id})
             if m.role is Role.ASSISTANT and m.author_name is None
@@ -166,23 +166,6 @@ class _HandoffAgent(Executor):
             )
             return
         await ctx.yield_output(conversation)
-
-    async def _run_agent(
-        self, conversation: list[ChatMessage], ctx: WorkflowContext[Any, Any]
-    ) -> AgentResponse:
-        thread = self.agent.get_new_thread()
-        if not ctx.is_streaming:
-            return await self.agent.run(conversation, thread=thread)
-        final: AgentResponse | None = None
-        async for update in self.agent.run_stream(conversation, thread=thread):
-            await ctx.add_event(AgentRunUpdateEvent(executor_id=self.id, update=update))
-            if update.done and update.response is not None:
-                final = update.response
-        if final is None:
-            messages = (await thread.list_messages())[len(conversation) :]
-            text = next((m.text for m in reversed(messages) if m.role is Role.ASSISTANT), "")
-            final = AgentResponse(messages=messages, text=text, agent_id=self.agent.id)
-        return final
 
     async def _target(self, response: AgentResponse) -> str | None:
         target = requested_transfer(response, self.tools_to_targets)

@@ -9,6 +9,7 @@ from agentic_core import (
     Agent,
     AgentExecutorResponse,
     AgentResponse,
+    AgentRunUpdateEvent,
     ChatMessage,
     Executor,
     ExecutorError,
@@ -145,6 +146,55 @@ def final_assistant_message(response: AgentResponse, author: str) -> ChatMessage
     return ChatMessage(
         role=Role.ASSISTANT, contents=[TextContent(text=response.text)], author_name=author
     )
+
+
+async def answer_conversation(
+    agent: Agent, conversation: list[ChatMessage], ctx: WorkflowContext[Any, Any]
+) -> AgentResponse:
+    """``agent``'s answer to ``conversation`` on a fresh thread; streamed as
+    ``AgentRunUpdateEvent``s of ``ctx``'s executor while the run is streamed."""
+    thread = agent.get_new_thread()
+    if not ctx.is_streaming:
+        return await agent.run(conversation, thread=thread)
+    final: AgentResponse | None = None
+    async for update in agent.run_stream(conversation, thread=thread):
+        await ctx.add_event(AgentRunUpdateEvent(executor_id=ctx.executor_id, update=update))
+        if update.done and update.response is not None:
+            final = update.response
+    if final is None:  # an agent whose last update carries no response: rebuild it
+        messages = (await thread.list_messages())[len(conversation) :]
+        text = next((m.text for m in reversed(messages) if m.role is Role.ASSISTANT), "")
+        final = AgentResponse(messages=messages, text=text, agent_id=agent.id)
+    return final
+
+
+class ConversationAgent(Executor):
+    """An agent that answers the whole conversation it is sent, on a fresh thread each time.
+
+    Stateless (the conversation travels in the messages), so nothing is saved or restored per
+    superstep; it sends an ``AgentExecutorResponse``, as ``AgentExecutor`` does.
+    """
+
+    def __init__(self, agent: Agent, id: str) -> None:  # noqa: A002
+        super().__init__(id)
+        self.agent = agent
+
+    @handler
+    async def answer(
+        self,
+        message: str | ChatMessage | list[ChatMessage] | AgentExecutorResponse,
+        ctx: WorkflowContext[AgentExecutorResponse],
+    ) -> None:
+        """Answer, and send the conversation with the answer on."""
+        conversation = to_conversation(message)
+        response = await answer_conversation(self.agent, conversation, ctx)
+        await ctx.send_message(
+            AgentExecutorResponse(
+                executor_id=self.id,
+                agent_response=response,
+                full_conversation=[*conversation, *response.messages],
+            )
+        )
 
 
 class ConversationStart(Executor):

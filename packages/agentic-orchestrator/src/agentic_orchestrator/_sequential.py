@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from typing import Self
 
 from agentic_core import (
-    AgentExecutor,
     AgentExecutorResponse,
     AgentResponse,
     CheckpointStore,
@@ -16,6 +15,7 @@ from agentic_core import (
 )
 from agentic_orchestrator._builder_base import PatternBuilder
 from agentic_orchestrator._participants import (
+    ConversationAgent,
     ConversationOutput,
     ConversationStart,
     Participant,
@@ -33,9 +33,10 @@ _SAMPLE_RESPONSE = AgentExecutorResponse(executor_id="", agent_response=AgentRes
 class SequentialBuilder(PatternBuilder):
     """A chain of participants sharing one conversation; the output is the whole conversation.
 
-    The workflow takes a str, a ``ChatMessage`` or a ``list[ChatMessage]``. Each agent (run by
-    an ``AgentExecutor``) sees everything said before it and adds its reply; the run's output is
-    the full conversation as a ``list[ChatMessage]``. Custom executors may sit anywhere in the
+    The workflow takes a str, a ``ChatMessage`` or a ``list[ChatMessage]``. Each agent sees
+    everything said before it (on a fresh thread) and adds its reply, sending an
+    ``AgentExecutorResponse`` on; the run's output is the full conversation as a
+    ``list[ChatMessage]``. Custom executors may sit anywhere in the
     chain: one that handles ``AgentExecutorResponse`` gets the previous agent's response as is,
     any other gets the conversation as a ``list[ChatMessage]``; to pass the turn on it sends a
     ``list[ChatMessage]``. An executor that yields an output and sends nothing ends the run there
@@ -72,7 +73,7 @@ class SequentialBuilder(PatternBuilder):
         previous: Executor | None = None
         previous_is_agent = False
         if isinstance(next(iter(named.values())), Executor):
-            # An executor first gets the input as a conversation; an AgentExecutor takes a
+            # An executor first gets the input as a conversation; an agent takes a
             # str, a message or a conversation as it is (one superstep fewer).
             previous = ConversationStart(_START)
             builder.set_start_executor(previous)
@@ -89,7 +90,7 @@ class SequentialBuilder(PatternBuilder):
                     previous = adapter
                 previous_is_agent = False
             else:
-                node = AgentExecutor(participant, id=name)
+                node = ConversationAgent(participant, name)
                 previous_is_agent = True
             if previous is None:
                 builder.set_start_executor(node)

@@ -259,7 +259,8 @@ class ChatAgent:
     def _options_for(
         self, run_options: ChatOptions | None, response_format: type[BaseModel] | None
     ) -> ChatOptions:
-        options = self.options.merged_with(run_options)
+        # No run options: the agent's own (never changed in place; a change makes a copy).
+        options = self.options if run_options is None else self.options.merged_with(run_options)
         update: dict[str, Any] = {}
         if self.tools and not options.tools:
             update["tools"] = list(self.tools)

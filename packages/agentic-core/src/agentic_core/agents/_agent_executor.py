@@ -103,7 +103,7 @@ class AgentExecutor(Executor):
         saved = state.get("messages", [])
         # A list of message objects: a checkpoint written before the string form.
         messages = (
-            _messages().validate_json(saved)
+            list(_parsed_messages(saved))
             if isinstance(saved, str)
             else [ChatMessage.model_validate(m) for m in saved]
         )
@@ -134,14 +134,35 @@ class AgentExecutor(Executor):
         )
 
 
+# Thread states this process wrote lately, by their JSON: an agent reached again in a run
+# restores the string its last turn saved, and gets the messages back without parsing them.
+# Messages are shared between restores and never changed in place.
+_RECENT: dict[str, tuple[ChatMessage, ...]] = {}
+_RECENT_SIZE = 256
+
+
+def _remember(saved: str, messages: tuple[ChatMessage, ...]) -> None:
+    _RECENT[saved] = messages
+    while len(_RECENT) > _RECENT_SIZE:
+        try:
+            del _RECENT[next(iter(_RECENT))]
+        except (KeyError, RuntimeError, StopIteration):  # another thread evicted it first
+            break
+
+
+def _parsed_messages(saved: str) -> tuple[ChatMessage, ...]:
+    messages = _RECENT.get(saved)
+    if messages is None:
+        messages = tuple(_messages().validate_json(saved))
+    return messages
+
+
 def _thread_data(thread: AgentThread, messages: list[ChatMessage]) -> dict[str, Any]:
     # The messages as one JSON string: the engine copies executor state at every superstep,
     # and a string costs nothing to copy, where nested data costs a walk of every message.
-    return {
-        "id": thread.id,
-        "metadata": dict(thread.metadata),
-        "messages": _messages().dump_json(messages).decode(),
-    }
+    saved = _messages().dump_json(messages).decode()
+    _remember(saved, tuple(messages))
+    return {"id": thread.id, "metadata": dict(thread.metadata), "messages": saved}
 
 
 def _conversation(message: Any) -> list[ChatMessage]:
