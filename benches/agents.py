@@ -34,7 +34,6 @@ same). ``--profile IMPL`` prints a pyinstrument profile of the 10-turn conversat
 
 import argparse
 import asyncio
-import gc
 import statistics
 import subprocess
 import sys
@@ -58,7 +57,7 @@ from _agent_scenario import (
     question,
     script,
 )
-from _common import fmt, run_probe, spread
+from _common import calibrate, fmt, run_probe, spread, time_round
 
 OURS, MAF = "agentic_core", "agent_framework"
 TURN_TARGET_US = 200.0
@@ -270,31 +269,6 @@ def maf_task() -> Build:
 
 # --------------------------------------------------------------------------------------------
 # measurement
-
-
-async def calibrate(case: Case, target_s: float) -> Any:
-    """Warm up ``case``, set its runs per round; returns the value of the timed run."""
-    await case.build()()  # imports, lazy caches, first-call costs
-    run = case.build()
-    t0 = time.perf_counter()
-    value = await run()
-    first = time.perf_counter() - t0
-    case.check(value)
-    case.reps = max(1, min(10_000, round(target_s / first)))
-    return value
-
-
-async def time_round(case: Case) -> None:
-    gc.collect()
-    runs = [case.build() for _ in range(case.reps)]
-    gc.collect()
-    value: Any = None
-    t0 = time.perf_counter()
-    for run in runs:
-        value = await run()
-    elapsed = time.perf_counter() - t0
-    case.check(value)
-    case.samples.append(elapsed / case.reps / case.units * 1e6)
 
 
 async def timed_cases(args: argparse.Namespace, peers: bool) -> dict[str, Case]:

@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import logging
 import statistics
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from _common import fmt, spread
+from _common import calibrate, fmt, spread, time_round
 
 AGENTS = 5
 ROUNDS = {"sequential": AGENTS, "group_chat": 20}
@@ -44,7 +42,7 @@ class Case:
 
     build: Callable[[], Run]
     check: Callable[[Any], None]
-    turns: int
+    units: int  # turns per run
     samples: list[float] = field(default_factory=list[float])
     reps: int = 1
 
@@ -183,27 +181,6 @@ def maf_model_alone(shape: str) -> Case:
 
 # --------------------------------------------------------------------------------------------
 # measurement
-
-
-async def calibrate(case: Case, target_s: float) -> None:
-    await case.build()()  # imports, lazy caches, first-call costs
-    run = case.build()
-    t0 = time.perf_counter()
-    case.check(await run())
-    case.reps = max(1, min(2_000, round(target_s / (time.perf_counter() - t0))))
-
-
-async def time_round(case: Case) -> None:
-    gc.collect()
-    runs = [case.build() for _ in range(case.reps)]
-    gc.collect()
-    value: Any = None
-    t0 = time.perf_counter()
-    for run in runs:
-        value = await run()
-    elapsed = time.perf_counter() - t0
-    case.check(value)
-    case.samples.append(elapsed / case.reps / case.turns * 1e6)
 
 
 async def measure(rounds: int, peers: bool) -> dict[str, dict[str, Case]]:
