@@ -133,6 +133,20 @@ class ProgressLedger(BaseModel):
     instruction: str
 
 
+class _LedgerState(BaseModel):
+    """One run's Magentic state: the task, the ledgers, the team's conversation, counters."""
+
+    task: str
+    input: list[ChatMessage]
+    """The caller's messages (a re-plan starts the conversation again from them)."""
+    facts: str = ""
+    plan: str = ""
+    conversation: list[ChatMessage] = Field(default_factory=list[ChatMessage])
+    round: int = 0
+    stalls: int = 0
+    resets: int = 0
+
+
 class MagenticTurn(BaseModel):
     """A participant's turn: the team's conversation, ending with the manager's instruction."""
 
@@ -188,15 +202,15 @@ class _Manager(Executor):
         self.max_resets = max_resets
         self.max_retries = max_retries
         self.manager_name = manager.name if isinstance(manager, Agent) else _MANAGER
-        self._state: dict[str, Any] | None = None
+        self._state: _LedgerState | None = None
 
     def snapshot_state(self) -> Any:
-        """This run's task, ledgers, conversation and counters (JSON data)."""
-        return None if self._state is None else _copy(self._state)
+        """This run's task, ledgers, conversation and counters, as one JSON string."""
+        return None if self._state is None else self._state.model_dump_json()
 
     def restore_state(self, state: Any) -> None:
         """Take this run's ledger state (None: the run has not started)."""
-        self._state = None if state is None else _copy(state)
+        self._state = None if state is None else _LedgerState.model_validate_json(state)
 
     @handler
     async def on_message(
@@ -206,25 +220,16 @@ class _Manager(Executor):
     ) -> None:
         """The task (first message of a run) or a participant's reply; then the next round."""
         if isinstance(message, MagenticReply):
-            state = self._require_state()
-            state["conversation"].extend(m.model_dump(mode="json") for m in message.messages)
+            self._require_state().conversation.extend(message.messages)
         else:
             conversation = to_conversation(message)
-            task = "\n".join(m.text for m in conversation if m.text)
-            self._state = {
-                "task": task,
-                "input": [m.model_dump(mode="json") for m in conversation],
-                "facts": "",
-                "plan": "",
-                "conversation": [],
-                "round": 0,
-                "stalls": 0,
-                "resets": 0,
-            }
+            self._state = _LedgerState(
+                task="\n".join(m.text for m in conversation if m.text), input=conversation
+            )
             await self._plan(first=True)
         await self._next_round(ctx)
 
-    def _require_state(self) -> dict[str, Any]:
+    def _require_state(self) -> _LedgerState:
         if self._state is None:
             raise OrchestratorError("the Magentic manager got a reply before any task")
         return self._state
@@ -232,42 +237,36 @@ class _Manager(Executor):
     def _team(self) -> str:
         return "\n".join(f"- {name}: {text}" for name, text in self.participants.items())
 
-    def _conversation(self) -> list[ChatMessage]:
-        state = self._require_state()
-        return [ChatMessage.model_validate(m) for m in state["conversation"]]
-
     async def _plan(self, *, first: bool) -> None:
         state = self._require_state()
         team = self._team()
         if first:
-            facts = await self._ask([ChatMessage.user(_FACTS.format(task=state["task"]))])
+            facts = await self._ask([ChatMessage.user(_FACTS.format(task=state.task))])
             plan = await self._ask([ChatMessage.user(_PLAN.format(team=team, facts=facts))])
         else:
-            seen = transcript(self._conversation())
+            seen = transcript(state.conversation)
             facts = await self._ask(
                 [
                     ChatMessage.user(
-                        _FACTS_UPDATE.format(
-                            task=state["task"], facts=state["facts"], transcript=seen
-                        )
+                        _FACTS_UPDATE.format(task=state.task, facts=state.facts, transcript=seen)
                     )
                 ]
             )
             plan = await self._ask(
                 [ChatMessage.user(_PLAN_UPDATE.format(team=team, transcript=seen))]
             )
-        state["facts"], state["plan"] = facts, plan
+        state.facts, state.plan = facts, plan
         ledger = ChatMessage.assistant(
-            _LEDGER.format(task=state["task"], team=team, facts=facts, plan=plan),
+            _LEDGER.format(task=state.task, team=team, facts=facts, plan=plan),
             author_name=self.manager_name,
         )
         # A new plan starts the team's conversation afresh: the task, then the ledger.
-        state["conversation"] = [*state["input"], ledger.model_dump(mode="json")]
+        state.conversation = [*state.input, ledger]
 
     async def _next_round(self, ctx: WorkflowContext[MagenticTurn, ChatMessage]) -> None:
         state = self._require_state()
         while True:
-            if state["round"] >= self.max_rounds:
+            if state.round >= self.max_rounds:
                 await self._finish(ctx, why=f"We stopped after {self.max_rounds} rounds. ")
                 return
             ledger = await self._progress()
@@ -275,25 +274,26 @@ class _Manager(Executor):
                 await self._finish(ctx, why="")
                 return
             if ledger.is_in_loop or not ledger.is_progress_being_made:
-                state["stalls"] += 1
+                state.stalls += 1
             else:
-                state["stalls"] = max(0, state["stalls"] - 1)
-            if state["stalls"] <= self.max_stalls:
+                state.stalls = max(0, state.stalls - 1)
+            if state.stalls <= self.max_stalls:
                 break
-            if state["resets"] >= self.max_resets:
+            if state.resets >= self.max_resets:
                 await self._finish(
                     ctx,
                     why="We stalled and re-planned as often as allowed; answer as best you can. ",
                 )
                 return
-            state["resets"] += 1
-            state["stalls"] = 0
+            state.resets += 1
+            state.stalls = 0
             await self._plan(first=False)
-        state["round"] += 1
-        instruction = ChatMessage.assistant(ledger.instruction, author_name=self.manager_name)
-        state["conversation"].append(instruction.model_dump(mode="json"))
+        state.round += 1
+        state.conversation.append(
+            ChatMessage.assistant(ledger.instruction, author_name=self.manager_name)
+        )
         await ctx.send_message(
-            MagenticTurn(conversation=self._conversation()), target_id=ledger.next_speaker
+            MagenticTurn(conversation=list(state.conversation)), target_id=ledger.next_speaker
         )
 
     async def _progress(self) -> ProgressLedger:
@@ -302,9 +302,9 @@ class _Manager(Executor):
         prompt = [
             ChatMessage.user(
                 _PROGRESS.format(
-                    task=state["task"],
+                    task=state.task,
                     team=self._team(),
-                    transcript=transcript(self._conversation()),
+                    transcript=transcript(state.conversation),
                     names=", ".join(names),
                 )
             )
@@ -333,13 +333,13 @@ class _Manager(Executor):
             [
                 ChatMessage.user(
                     _FINAL.format(
-                        task=state["task"], transcript=transcript(self._conversation()), why=why
+                        task=state.task, transcript=transcript(state.conversation), why=why
                     )
                 )
             ]
         )
         answer = ChatMessage.assistant(text, author_name=self.manager_name)
-        state["conversation"].append(answer.model_dump(mode="json"))
+        state.conversation.append(answer)
         await ctx.yield_output(answer)
 
     async def _ask(self, prompt: list[ChatMessage]) -> str:
@@ -374,13 +374,6 @@ def _parse_progress(reply: str, names: Sequence[str]) -> tuple[ProgressLedger | 
         next_speaker=speaker or "",
         instruction=instruction if isinstance(instruction, str) else "",
     ), ""
-
-
-def _copy(state: Any) -> dict[str, Any]:
-    copied = dict(state)
-    copied["conversation"] = list(copied["conversation"])
-    copied["input"] = list(copied["input"])
-    return copied
 
 
 class MagenticBuilder(PatternBuilder):
