@@ -16,7 +16,6 @@ from agentic_core import (
     CheckpointStore,
     Executor,
     ExecutorKind,
-    Role,
     Workflow,
     WorkflowBuilder,
     WorkflowContext,
@@ -31,7 +30,7 @@ from agentic_orchestrator._participants import (
     description_of,
     named_participants,
     require_participants,
-    spoken,
+    said_by,
     to_conversation,
 )
 from agentic_orchestrator._speaker_choice import ManagerDecision, choose_speaker
@@ -160,13 +159,7 @@ class _GroupChatManager(Executor):
         else:
             known = {m.message_id for m in self._conversation}
             added = [m for m in to_conversation(message) if m.message_id not in known]
-        stamped: list[ChatMessage] = []
-        for m in spoken(added):
-            if m.role is Role.ASSISTANT and m.author_name is None and speaker is not None:
-                stamped.append(m.model_copy(update={"author_name": speaker}))
-            else:
-                stamped.append(m)
-        return stamped
+        return said_by(added, speaker)
 
     def _view(self) -> GroupChatState:
         return GroupChatState(

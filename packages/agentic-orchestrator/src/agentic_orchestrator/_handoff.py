@@ -15,7 +15,6 @@ from agentic_core import (
     ChatMessage,
     CheckpointStore,
     Executor,
-    Role,
     Workflow,
     WorkflowBuilder,
     WorkflowContext,
@@ -37,7 +36,7 @@ from agentic_orchestrator._participants import (
     description_of,
     named_participants,
     require_participants,
-    spoken,
+    said_by,
     to_conversation,
 )
 
@@ -137,13 +136,7 @@ class _HandoffAgent(Executor):
         ctx: WorkflowContext[HandoffTurn, list[ChatMessage]],
     ) -> None:
         response = await answer_conversation(self.agent, conversation, ctx)
-        said = [
-            m.model_copy(update={"author_name": self.id})
-            if m.role is Role.ASSISTANT and m.author_name is None
-            else m
-            for m in spoken(response.messages)
-        ]
-        conversation = [*conversation, *said]
+        conversation = [*conversation, *said_by(response.messages, self.id)]
         target = await self._target(response)
         if target is not None:
             handoffs = len(path) - 1

@@ -15,7 +15,6 @@ from agentic_core import (
     CheckpointStore,
     Executor,
     ExecutorKind,
-    Role,
     Workflow,
     WorkflowBuilder,
     WorkflowContext,
@@ -30,10 +29,11 @@ from agentic_orchestrator._errors import (
 from agentic_orchestrator._json_reply import answer_of, as_bool, last_json_object
 from agentic_orchestrator._participants import (
     ConversationInput,
+    answer_conversation,
     description_of,
     named_participants,
     require_participants,
-    spoken,
+    said_by,
     to_conversation,
 )
 from agentic_orchestrator._speaker_choice import transcript
@@ -171,13 +171,8 @@ class _Participant(Executor):
     @handler
     async def work(self, turn: MagenticTurn, ctx: WorkflowContext[MagenticReply]) -> None:
         """Do what the instruction asks."""
-        response = await self.agent.run(turn.conversation, thread=self.agent.get_new_thread())
-        said = [
-            m.model_copy(update={"author_name": self.id})
-            if m.role is Role.ASSISTANT and m.author_name is None
-            else m
-            for m in spoken(response.messages)
-        ]
+        response = await answer_conversation(self.agent, turn.conversation, ctx)
+        said = said_by(response.messages, self.id)
         await ctx.send_message(MagenticReply(participant=self.id, messages=said))
 
 

@@ -136,6 +136,19 @@ def spoken(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     return kept
 
 
+def said_by(messages: Sequence[ChatMessage], speaker: str | None) -> list[ChatMessage]:
+    """``spoken(messages)``, each assistant message without an author stamped ``speaker``."""
+    said = spoken(messages)
+    if speaker is None:
+        return said
+    return [
+        m.model_copy(update={"author_name": speaker})
+        if m.role is Role.ASSISTANT and m.author_name is None
+        else m
+        for m in said
+    ]
+
+
 def final_assistant_message(response: AgentResponse, author: str) -> ChatMessage:
     """The last assistant message of ``response`` with text (an empty one when there is none)."""
     for message in reversed(response.messages):
