@@ -7,7 +7,9 @@ from agentic_core._errors import GraphValidationError as GraphValidationError
 from agentic_core._errors import IncompatibleCheckpointError as IncompatibleCheckpointError
 from agentic_core._errors import MaxSuperstepsExceededError as MaxSuperstepsExceededError
 from agentic_core._errors import SerializationError as SerializationError
+from agentic_core._errors import StorageError as StorageError
 from agentic_core._errors import ToolError as ToolError
+from agentic_core._errors import VectorStoreError as VectorStoreError
 from agentic_core._errors import WorkflowExecutionError as WorkflowExecutionError
 from agentic_core._errors import WorkflowRequestError as WorkflowRequestError
 from agentic_core._lazy import lazy_exports as lazy_exports
@@ -99,11 +101,17 @@ from agentic_core.protocols._thread import AgentThread as AgentThread
 from agentic_core.protocols._thread import ChatMessageStore as ChatMessageStore
 from agentic_core.protocols._thread import InMemoryChatMessageStore as InMemoryChatMessageStore
 from agentic_core.protocols._tool import Tool as Tool
+from agentic_core.protocols._vector import Embedder as Embedder
+from agentic_core.protocols._vector import VectorPoint as VectorPoint
+from agentic_core.protocols._vector import VectorSearchResult as VectorSearchResult
+from agentic_core.protocols._vector import VectorStore as VectorStore
 from agentic_core.stores._file_checkpoint import FileCheckpointStore as FileCheckpointStore
+from agentic_core.stores._hashing_embedder import HashingEmbedder as HashingEmbedder
 from agentic_core.stores._memory_checkpoint import (
     InMemoryCheckpointStore as InMemoryCheckpointStore,
 )
 from agentic_core.stores._memory_state import InMemoryStateStore as InMemoryStateStore
+from agentic_core.stores._memory_vector import InMemoryVectorStore as InMemoryVectorStore
 from agentic_core.stores._state_checkpoint import (
     StateStoreCheckpointStore as StateStoreCheckpointStore,
 )

@@ -56,6 +56,19 @@ class IncompatibleCheckpointError(CheckpointError):
     """A checkpoint was written by a different graph (its fingerprint differs)."""
 
 
+class StorageError(AgentCoreError):
+    """A store's back-end failed or holds data that is not ours.
+
+    An unreachable server, refused credentials, a value of another program under our keys: the
+    message names the URL (password redacted), the key or the collection.
+    """
+
+
+class VectorStoreError(StorageError):
+    """A vector store refused a request: an unknown collection, a vector of the wrong dimension,
+    a collection re-created with other settings, a malformed filter or one on an unknown field."""
+
+
 class WorkflowRequestError(AgentCoreError):
     """Responses do not match the run's pending requests (unknown id, wrong type, no paused run)."""
 

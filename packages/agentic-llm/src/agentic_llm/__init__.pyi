@@ -13,6 +13,7 @@ from agentic_llm._gemini import GeminiChatClient as GeminiChatClient
 from agentic_llm._local import LocalChatClient as LocalChatClient
 from agentic_llm._ollama import OllamaChatClient as OllamaChatClient
 from agentic_llm._openai import OpenAIChatClient as OpenAIChatClient
+from agentic_llm._openai._embedder import OpenAIEmbedder as OpenAIEmbedder
 
 __version__: str
 __all__: list[str]

@@ -12,5 +12,7 @@ from agentic_core.protocols._sandbox import SandboxProcess as SandboxProcess
 from agentic_core.protocols._state import StateStore as StateStore
 from agentic_core.protocols._thread import ChatMessageStore as ChatMessageStore
 from agentic_core.protocols._tool import Tool as Tool
+from agentic_core.protocols._vector import Embedder as Embedder
+from agentic_core.protocols._vector import VectorStore as VectorStore
 
 __all__: list[str]

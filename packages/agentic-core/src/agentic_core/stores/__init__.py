@@ -1,21 +1,43 @@
-"""Checkpoint and state stores: the data model, in-memory versions and portable back-ends."""
+"""Checkpoint and state stores: the data model, in-memory versions and portable back-ends.
+
+The lowercase names are for the authors of other back-ends, so every one behaves alike:
+``encode_json_value`` (the JSON-ability check of every ``StateStore``), ``checkpoint_order`` (the
+order every ``CheckpointStore`` lists in), and the checks and filter parser every ``VectorStore``
+applies (``check_distance``, ``check_vector``, ``check_vector_points``, ``parse_vector_filter``
+into ``VectorCondition``s).
+"""
 
 from agentic_core.protocols._checkpoint import (
     CHECKPOINT_SCHEMA_VERSION,
     Checkpoint,
     CheckpointMetadata,
 )
+from agentic_core.stores._checkpoint_rules import checkpoint_order
 from agentic_core.stores._file_checkpoint import FileCheckpointStore
+from agentic_core.stores._hashing_embedder import HashingEmbedder
+from agentic_core.stores._json_value import encode_json_value
 from agentic_core.stores._memory_checkpoint import InMemoryCheckpointStore
 from agentic_core.stores._memory_state import InMemoryStateStore
+from agentic_core.stores._memory_vector import InMemoryVectorStore
 from agentic_core.stores._state_checkpoint import StateStoreCheckpointStore
+from agentic_core.stores._vector_filter import VectorCondition, parse_vector_filter
+from agentic_core.stores._vector_rules import check_distance, check_vector, check_vector_points
 
 __all__ = [
     "CHECKPOINT_SCHEMA_VERSION",
     "Checkpoint",
     "CheckpointMetadata",
     "FileCheckpointStore",
+    "HashingEmbedder",
     "InMemoryCheckpointStore",
     "InMemoryStateStore",
+    "InMemoryVectorStore",
     "StateStoreCheckpointStore",
+    "VectorCondition",
+    "check_distance",
+    "check_vector",
+    "check_vector_points",
+    "checkpoint_order",
+    "encode_json_value",
+    "parse_vector_filter",
 ]

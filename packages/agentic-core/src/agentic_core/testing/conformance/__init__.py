@@ -1,9 +1,9 @@
-"""Conformance suites: one definition of a correct checkpoint store, state store and sandbox.
+"""Conformance suites: one definition of a correct checkpoint, state and vector store, and sandbox.
 
 Every back-end, in every package, proves itself by running the same tests. Subclass a suite in a
 test module, name the subclass ``Test...`` so pytest collects it, and give it the object under
-test as a fixture (``checkpoint_store``, ``state_store`` or ``sandbox``), sync or async, with any
-fixtures it needs:
+test as a fixture (``checkpoint_store``, ``state_store``, ``vector_store`` or ``sandbox``), sync
+or async, with any fixtures it needs:
 
 ```python
 from agentic_core.testing.conformance import CheckpointStoreConformance, StateStoreConformance
@@ -20,7 +20,7 @@ class TestRedisStateStore(StateStoreConformance):
 
     @pytest_asyncio.fixture
     async def state_store(self, redis_url: str) -> AsyncIterator[StateStore]:
-        store = RedisStateStore(redis_url, namespace=uuid.uuid4().hex)
+        store = RedisStateStore(redis_url, prefix=uuid.uuid4().hex)
         yield store
         await store.close()
 ```
@@ -33,7 +33,7 @@ package from tests only: it imports pytest. Class attributes tune each suite to 
 ``shell``): see each suite's docstring.
 
 One suite per module: ``_checkpoint_store`` (with ``make_checkpoint``, the checkpoint its tests
-save), ``_state_store`` and ``_sandbox``.
+save), ``_state_store``, ``_vector_store`` and ``_sandbox``.
 """
 
 import pytest
@@ -44,6 +44,7 @@ pytest.register_assert_rewrite(
     "agentic_core.testing.conformance._checkpoint_store",
     "agentic_core.testing.conformance._sandbox",
     "agentic_core.testing.conformance._state_store",
+    "agentic_core.testing.conformance._vector_store",
 )
 
 from agentic_core.testing.conformance._checkpoint_store import (  # noqa: E402
@@ -55,11 +56,13 @@ from agentic_core.testing.conformance._sandbox import (  # noqa: E402
     SandboxConformance,
 )
 from agentic_core.testing.conformance._state_store import StateStoreConformance  # noqa: E402
+from agentic_core.testing.conformance._vector_store import VectorStoreConformance  # noqa: E402
 
 __all__ = [
     "CheckpointStoreConformance",
     "InteractiveSandboxConformance",
     "SandboxConformance",
     "StateStoreConformance",
+    "VectorStoreConformance",
     "make_checkpoint",
 ]

@@ -10,7 +10,7 @@ class TestRedisStateStore(StateStoreConformance):
 
     @pytest_asyncio.fixture
     async def state_store(self, redis_url: str) -> AsyncIterator[StateStore]:
-        store = RedisStateStore(redis_url, namespace=uuid.uuid4().hex)
+        store = RedisStateStore(redis_url, prefix=uuid.uuid4().hex)
         yield store
         await store.close()
 ```
