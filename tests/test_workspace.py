@@ -37,7 +37,7 @@ FIELD_LIBRARY = {
     "agentic-sandbox": {"docker"},
     "agentic-mcp": {"mcp"},
     "agentic-bus": {"nats-py"},
-    "agentic-storage": {"redis", "qdrant-client"},
+    "agentic-storage": {"redis", "qdrant-client", "zstandard"},
     "agentic-orchestrator": set[str](),
 }
 

@@ -2,8 +2,10 @@
 
 Redis state and checkpoint stores, Qdrant vector store and semantic memory for agentic.
 
-Status: in progress. Nothing is built yet: the package exports only ``__version__``; its
-issue describes what it will hold.
+``RedisStateStore`` and ``RedisCheckpointStore`` (core's ``StateStore`` and ``CheckpointStore`` on
+Redis), ``QdrantVectorStore`` (core's ``VectorStore`` on Qdrant), ``VectorMemoryProvider`` (semantic
+long-term memory for agents on any vector store) and ``KeyPatterns``. Names load lazily, from
+``__init__.pyi``.
 """
 
 from agentic_core import lazy_exports as _lazy_exports
