@@ -1,17 +1,15 @@
-"""Core's in-memory vector store passes the conformance suite; the hashing embedder works."""
+"""Core's in-memory vector store passes the conformance suite, plus what only it promises."""
 
 from __future__ import annotations
 
-import json
-import math
 import subprocess
 import sys
+import textwrap
+from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from agentic_core import Embedder, HashingEmbedder, InMemoryVectorStore, VectorStore
+from agentic_core import InMemoryVectorStore, VectorPoint, VectorStore
 from agentic_core.stores import VectorCondition, parse_vector_filter
 from agentic_core.testing.conformance import VectorStoreConformance
 
@@ -22,60 +20,46 @@ class TestInMemoryVectorStore(VectorStoreConformance):
         return InMemoryVectorStore()
 
 
-def _cosine(a: list[float], b: list[float]) -> float:
-    return sum(x * y for x, y in zip(a, b, strict=True))  # both unit vectors
+async def _store_of(distance: str, points: dict[str, list[float]]) -> InMemoryVectorStore:
+    store = InMemoryVectorStore()
+    await store.create_collection("docs", 2, distance=distance)
+    # Inserted out of id order, so a tie broken by insertion order would show.
+    await store.upsert("docs", [VectorPoint(id=i, vector=v) for i, v in reversed(points.items())])
+    return store
 
 
-async def test_the_hashing_embedder_is_an_embedder_of_unit_vectors() -> None:
-    embedder = HashingEmbedder(dimension=64)
-
-    vectors = await embedder.embed(["I live in Paris", "", "!!!"])
-
-    assert isinstance(embedder, Embedder)
-    assert [len(v) for v in vectors] == [64, 64, 64]
-    assert math.sqrt(sum(x * x for x in vectors[0])) == pytest.approx(1.0)
-    assert vectors[1] == [0.0] * 64
-    assert vectors[2] == [0.0] * 64
-    assert await embedder.embed([]) == []
-
-
-async def test_similar_texts_are_closer_than_unrelated_ones() -> None:
-    embedder = HashingEmbedder()
-    base, similar, unrelated = await embedder.embed(
-        ["Where do I live? In Paris.", "I live in Paris, France", "The stock market fell today"]
+@pytest.mark.parametrize("distance", ["cosine", "dot", "euclid"])
+async def test_equal_scores_come_in_id_order(distance: str) -> None:
+    store = await _store_of(
+        distance, {"a": [1.0, 0.0], "b": [1.0, 0.0], "c": [1.0, 0.0], "far": [-1.0, 0.0]}
     )
 
-    assert _cosine(base, similar) > _cosine(base, unrelated) + 0.2
+    hits = await store.search("docs", [1.0, 0.0], limit=3)
+
+    assert [h.id for h in hits] == ["a", "b", "c"]
 
 
-def test_the_hashing_embedder_gives_the_same_vector_in_another_process() -> None:
-    code = (
-        "import asyncio, json; from agentic_core import HashingEmbedder; "
-        "print(json.dumps(asyncio.run(HashingEmbedder(32).embed(['héllo wörld']))[0]))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
+async def test_a_zero_vector_has_cosine_similarity_zero() -> None:
+    store = await _store_of("cosine", {"zero": [0.0, 0.0], "x": [1.0, 0.0]})
 
-    assert json.loads(out) == HashingEmbedder(32).embed_one("héllo wörld")
+    by_query = await store.search("docs", [0.0, 0.0], limit=2)
+    by_point = await store.search("docs", [1.0, 0.0], limit=2)
+
+    assert [(h.id, h.score) for h in by_query] == [("x", 0.0), ("zero", 0.0)]
+    assert [(h.id, h.score) for h in by_point] == [("x", 1.0), ("zero", 0.0)]
 
 
-@given(st.text(max_size=200))
-def test_a_text_always_embeds_to_the_same_unit_or_zero_vector(text: str) -> None:
-    embedder = HashingEmbedder(dimension=16)
-
-    vector = embedder.embed_one(text)
-
-    assert vector == embedder.embed_one(text)
-    norm = math.sqrt(sum(x * x for x in vector))
-    assert norm == pytest.approx(1.0) or norm == 0.0
-
-
-def test_the_embedder_refuses_bad_settings() -> None:
+async def test_a_bool_dimension_is_refused() -> None:
     with pytest.raises(ValueError, match="dimension"):
-        HashingEmbedder(dimension=1)
-    with pytest.raises(ValueError, match="ngram"):
-        HashingEmbedder(ngram=0)
+        await InMemoryVectorStore().create_collection("docs", True)
+
+
+async def test_the_repr_names_the_collections() -> None:
+    store = InMemoryVectorStore()
+    await store.create_collection("b", 2)
+    await store.create_collection("a", 2)
+
+    assert repr(store) == "InMemoryVectorStore(collections=['a', 'b'])"
 
 
 def test_a_parsed_filter_is_typed_conditions() -> None:
@@ -91,3 +75,48 @@ def test_a_parsed_filter_is_typed_conditions() -> None:
     assert not conditions[2].matches({"n": True})
     assert not VectorCondition("v", values=(1,)).matches({"v": True})
     assert parse_vector_filter("c", None) == []
+
+
+def test_the_suite_runs_in_pytest_asyncio_strict_mode(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\nasyncio_mode = strict\nasyncio_default_fixture_loop_scope = function\n"
+    )
+    (tmp_path / "test_strict.py").write_text(
+        textwrap.dedent(
+            """
+            import pytest
+            import pytest_asyncio
+
+            from agentic_core import InMemoryVectorStore
+            from agentic_core.testing.conformance import VectorStoreConformance
+
+
+            class TestSyncFixture(VectorStoreConformance):
+                large_collection_size = 50
+
+                @pytest.fixture
+                def vector_store(self):
+                    return InMemoryVectorStore()
+
+
+            class TestAsyncFixture(VectorStoreConformance):
+                large_collection_size = 50
+
+                @pytest_asyncio.fixture
+                async def vector_store(self):
+                    yield InMemoryVectorStore()
+            """
+        )
+    )
+
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert " passed" in result.stdout
+    assert "skipped" not in result.stdout

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 import pytest
 import pytest_asyncio
+from structlog.testing import capture_logs
 
 from agentic_core import (
     ChatAgent,
@@ -17,6 +18,9 @@ from agentic_core import (
     MemoryCategory,
     MemoryContext,
     MemoryProvider,
+    Role,
+    VectorPoint,
+    VectorStoreError,
 )
 from agentic_core.testing import FunctionChatClient, ScriptedChatClient
 from agentic_storage import QdrantVectorStore, VectorMemoryProvider
@@ -53,8 +57,14 @@ async def test_a_fact_told_in_one_thread_is_recalled_in_a_new_one(
     )
     reply = await agent.run("Where do I live again?", thread=agent.get_new_thread(user_id="ada"))
 
-    assert "I live in Paris" in reply.text
-    assert "My name is Ada" in reply.text
+    [system_note] = [
+        m.text
+        for m in client.calls[1][0]
+        if m.role == Role.SYSTEM and m.text.startswith("Relevant memories:")
+    ]
+    assert "My name is Ada and I live in Paris." in system_note
+    assert "What's the weather like" not in system_note  # a question is not a fact
+    assert reply.text == system_note
     assert isinstance(memory, MemoryProvider)
 
 
@@ -138,10 +148,31 @@ async def test_a_malformed_extractor_reply_stores_nothing_and_the_turn_succeeds(
     memory = VectorMemoryProvider(qdrant, HashingEmbedder(), chat_client=extractor_model)
     agent = ChatAgent(memory_echo(), name="a", memory_provider=memory)
 
-    reply = await agent.run("Peanuts make me ill.", thread=agent.get_new_thread(user_id="u"))
+    with capture_logs() as logs:
+        reply = await agent.run("Peanuts make me ill.", thread=agent.get_new_thread(user_id="u"))
 
     assert reply.text == "nothing"
     assert await memory.get_memories(agent.id, "u") == []
+    [warning] = [log for log in logs if log["log_level"] == "warning"]
+    assert warning["event"] == "memory_extraction_unparsable"
+    assert "peanuts" in warning["reply_preview"]
+
+
+async def test_an_extractor_overrides_the_chat_client(qdrant: QdrantVectorStore) -> None:
+    extractor_model = ScriptedChatClient([])  # would raise if it were asked
+
+    def pick(messages: Sequence[ChatMessage]) -> list[Memory]:
+        return [Memory(id="m1", content=f"said: {messages[-1].text}")]
+
+    memory = VectorMemoryProvider(
+        qdrant, HashingEmbedder(), extractor=pick, chat_client=extractor_model
+    )
+    agent = ChatAgent(memory_echo(), name="a", memory_provider=memory)
+
+    await agent.run("hello there", thread=agent.get_new_thread(user_id="u"))
+
+    assert [m.content for m in await memory.get_memories(agent.id, "u")] == ["said: hello there"]
+    assert extractor_model.calls == []
 
 
 async def test_a_raising_extractor_never_fails_the_turn(qdrant: QdrantVectorStore) -> None:
@@ -175,3 +206,59 @@ def test_the_default_extractor_keeps_the_users_statements_about_themselves(
     memories = extract_user_facts([ChatMessage.user(said), ChatMessage.assistant("I am a bot.")])
 
     assert [m.content for m in memories] == expected
+
+
+class CountingStore(InMemoryVectorStore):
+    """An ``InMemoryVectorStore`` that counts ``create_collection`` calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.created = 0
+
+    async def create_collection(
+        self, name: str, dimension: int, *, distance: str = "cosine"
+    ) -> None:
+        self.created += 1
+        await super().create_collection(name, dimension, distance=distance)
+
+
+async def test_the_collection_is_created_once_on_first_use() -> None:
+    store = CountingStore()
+    memory = VectorMemoryProvider(store, HashingEmbedder(dimension=16), collection="mem")
+    assert store.created == 0
+
+    await memory.store_memory("a", "u", Memory(content="one"))
+    await memory.store_memory("a", "u", Memory(content="two"))
+    await memory.get_memories("a", "u")
+
+    assert store.created == 1
+    [hit] = await store.search("mem", [1.0] * 16, filter={"agent_id": "a"}, limit=1)
+    assert hit.payload["user_id"] == "u"
+    assert len(await store.search("mem", [1.0] * 16, limit=10)) == 2
+
+
+async def test_a_collection_of_another_dimension_is_refused_on_first_use() -> None:
+    store = InMemoryVectorStore()
+    await store.create_collection("agentic_memories", 3)
+    await store.upsert("agentic_memories", [VectorPoint(id="x", vector=[1, 0, 0])])
+    memory = VectorMemoryProvider(store, HashingEmbedder(dimension=16))
+
+    with pytest.raises(VectorStoreError, match="'agentic_memories'"):
+        await memory.store_memory("a", "u", Memory(content="one"))
+
+
+async def test_listing_is_bounded_by_max_listed_and_clearing_is_complete(
+    qdrant: QdrantVectorStore,
+) -> None:
+    memory = VectorMemoryProvider(qdrant, HashingEmbedder(dimension=16), max_listed=2)
+    for i in range(5):
+        await memory.store_memory("a", "u", Memory(content=f"fact {i}"))
+    await memory.store_memory("a", "other", Memory(content="kept"))
+
+    listed = await memory.get_memories("a", "u")
+    await memory.clear_memories("a", "u")
+
+    assert len(listed) == 2
+    wide = VectorMemoryProvider(qdrant, HashingEmbedder(dimension=16), max_listed=100)
+    assert await wide.get_memories("a", "u") == []
+    assert [m.content for m in await wide.get_memories("a", "other")] == ["kept"]

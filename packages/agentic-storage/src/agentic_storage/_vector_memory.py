@@ -24,6 +24,7 @@ from agentic_core import (
     Role,
     StorageError,
     VectorPoint,
+    VectorSearchResult,
     VectorStore,
 )
 from agentic_storage._memory_facts import LLMFactExtractor, extract_user_facts
@@ -51,11 +52,23 @@ class VectorMemoryProvider:
     message and puts the ``top_k`` closest memories of the scope (at least ``min_score`` cosine
     similarity, when given) into ``ctx.retrieved_memories`` and one system message.
 
-    The collection is created on first use (the embedder's dimension, cosine). ``get_memories``
-    and ``clear_memories`` list a scope through the vector store's search, so they see at most
-    ``max_listed`` memories. A failing extractor is logged and skipped: memory never fails a turn.
-    Give the agent a stable ``id`` (``ChatAgent(..., id="helper")``): memories are kept per agent
-    id, and a generated id differs in every process.
+    The collection is created on first use (the embedder's dimension, cosine). The
+    ``VectorStore`` protocol lists points only by searching, so ``get_memories`` searches the
+    scope with a fixed probe vector and returns at most ``max_listed`` memories;
+    ``clear_memories`` deletes ``max_listed`` at a time until the scope is empty. A failing
+    extractor is logged and skipped: memory never fails a turn. Give the agent a stable ``id``
+    (``ChatAgent(..., id="helper")``): memories are kept per agent id, and a generated id
+    differs in every process.
+
+    Args:
+        vector_store: where the memories live (any ``VectorStore``).
+        embedder: turns a memory, and the user's latest message, into a vector.
+        collection: the collection holding every scope's memories.
+        top_k: at most this many memories are recalled before a model call.
+        min_score: the least cosine similarity a recalled memory has (None: any).
+        extractor: picks the memories of a turn's user messages (sync or async callable).
+        chat_client: a model to pick them (``LLMFactExtractor``) when no ``extractor`` is given.
+        max_listed: the most memories ``get_memories`` returns.
 
     Example:
         ```python
@@ -144,13 +157,7 @@ class VectorMemoryProvider:
 
     async def get_memories(self, agent_id: str, user_id: str | None) -> builtins.list[Memory]:
         """Every memory of the scope (up to ``max_listed``), oldest first."""
-        await self._ensure_collection()
-        hits = await self._store.search(
-            self.collection,
-            _probe(self._embedder.dimension),
-            limit=self.max_listed,
-            filter={_SCOPE: _scope(agent_id, user_id)},
-        )
+        hits = await self._list_scope(agent_id, user_id)
         memories = [_memory_of(self.collection, hit.id, hit.payload) for hit in hits]
         return sorted(memories, key=lambda m: (_utc(m.created_at), m.id))
 
@@ -159,10 +166,13 @@ class VectorMemoryProvider:
         await self._store_many(agent_id, user_id, [memory])
 
     async def clear_memories(self, agent_id: str, user_id: str | None) -> None:
-        """Forget every memory of the scope."""
-        memories = await self.get_memories(agent_id, user_id)
-        scope = _scope(agent_id, user_id)
-        await self._store.delete(self.collection, [_point_id(scope, m.id) for m in memories])
+        """Forget every memory of the scope (``max_listed`` at a time, until none is left)."""
+        while True:
+            hits = await self._list_scope(agent_id, user_id)
+            if hits:
+                await self._store.delete(self.collection, [hit.id for hit in hits])
+            if len(hits) < self.max_listed:
+                return
 
     # --- internals --------------------------------------------------------------------------
 
@@ -186,6 +196,18 @@ class VectorMemoryProvider:
             for memory, vector in zip(memories, vectors, strict=True)
         ]
         await self._store.upsert(self.collection, points)
+
+    async def _list_scope(
+        self, agent_id: str, user_id: str | None
+    ) -> builtins.list[VectorSearchResult]:
+        """Up to ``max_listed`` points of the scope: the protocol lists only by searching."""
+        await self._ensure_collection()
+        return await self._store.search(
+            self.collection,
+            _probe(self._embedder.dimension),
+            limit=self.max_listed,
+            filter={_SCOPE: _scope(agent_id, user_id)},
+        )
 
     async def _ensure_collection(self) -> None:
         if self._ready:

@@ -98,7 +98,8 @@ class VectorStoreConformance:
     ) -> None:
         await vector_store.create_collection("docs", 3, distance="cosine")
 
-        with pytest.raises(VectorStoreError, match=r"'docs'.*(euclid|cosine)"):
+        both = r"'docs'.*('cosine'.*'euclid'|'euclid'.*'cosine')"
+        with pytest.raises(VectorStoreError, match=both):
             await vector_store.create_collection("docs", 3, distance="euclid")
 
     async def test_create_collection_refuses_a_bad_distance_or_dimension(
@@ -170,14 +171,29 @@ class VectorStoreConformance:
     async def test_a_query_of_the_wrong_dimension_raises(self, vector_store: VectorStore) -> None:
         await vector_store.create_collection("docs", 3)
 
-        with pytest.raises(VectorStoreError, match=r"'docs'"):
+        with pytest.raises(VectorStoreError, match=r"2.*'docs'.*3|3.*'docs'.*2"):
             await vector_store.search("docs", [1.0, 0.0])
 
-    async def test_a_payload_that_is_not_json_able_writes_nothing(
-        self, vector_store: VectorStore
+    @pytest.mark.parametrize("number", [math.nan, math.inf])
+    async def test_a_query_with_a_non_finite_number_raises(
+        self, vector_store: VectorStore, number: float
     ) -> None:
         await vector_store.create_collection("docs", 2)
-        batch = [_point("good", [1.0, 0.0]), _point("bad", [0.0, 1.0], when=object())]
+        await vector_store.upsert("docs", [_point("a", [1.0, 0.0])])
+
+        with pytest.raises(VectorStoreError, match=r"'docs'"):
+            await vector_store.search("docs", [number, 0.0])
+
+    @pytest.mark.parametrize(
+        "value",
+        [object(), math.nan, {1, 2}, b"bytes", {"nested": {1: "an int key"}}],
+        ids=["object", "nan", "set", "bytes", "int-key"],
+    )
+    async def test_a_payload_that_is_not_json_able_writes_nothing(
+        self, vector_store: VectorStore, value: Any
+    ) -> None:
+        await vector_store.create_collection("docs", 2)
+        batch = [_point("good", [1.0, 0.0]), _point("bad", [0.0, 1.0], when=value)]
 
         with pytest.raises(SerializationError, match="'bad'"):
             await vector_store.upsert("docs", batch)
@@ -214,7 +230,7 @@ class VectorStoreConformance:
         assert again.payload == {"items": [1, 2]}
 
     async def test_ids_are_any_strings(self, vector_store: VectorStore) -> None:
-        ids = ["1", "a/b c", "ünïcode ✓", "550e8400-e29b-41d4-a716-446655440000", "x" * 200]
+        ids = ["1", "", "a/b c", "ünïcode ✓", "550e8400-e29b-41d4-a716-446655440000", "x" * 200]
         await vector_store.create_collection("docs", 2)
 
         await vector_store.upsert(
@@ -293,6 +309,18 @@ class VectorStoreConformance:
 
         assert _ids(hits) == ["bob", "ada"]
 
+    async def test_score_threshold_is_a_minimum_for_dot_products(
+        self, vector_store: VectorStore
+    ) -> None:
+        await vector_store.create_collection("docs", 2, distance="dot")
+        await vector_store.upsert(
+            "docs", [_point("a", [1.0, 1.0]), _point("b", [3.0, 0.0]), _point("c", [-1.0, 2.0])]
+        )
+
+        hits = await vector_store.search("docs", [2.0, 1.0], score_threshold=2.5)
+
+        assert _ids(hits) == ["b", "a"]
+
     async def test_score_threshold_is_a_maximum_for_euclid(self, vector_store: VectorStore) -> None:
         await vector_store.create_collection("docs", 2, distance="euclid")
         await vector_store.upsert(
@@ -360,9 +388,10 @@ class VectorStoreConformance:
 
     @pytest.mark.parametrize(
         "condition",
-        [None, [], {"between": [1, 2]}, {"gt": "ten"}, {"gt": math.nan}, {}, [object()], object()],
-        ids=["none", "empty-list", "unknown-op", "str-bound", "nan-bound", "empty-range",
-             "bad-item", "object"],
+        [None, [], {"between": [1, 2]}, {"gt": "ten"}, {"gt": True}, {"gt": math.nan}, {},
+         [object()], [[1]], object()],
+        ids=["none", "empty-list", "unknown-op", "str-bound", "bool-bound", "nan-bound",
+             "empty-range", "bad-item", "nested-list", "object"],
     )  # fmt: skip
     async def test_a_malformed_condition_raises_naming_the_field(
         self, vector_store: VectorStore, condition: Any
