@@ -17,7 +17,7 @@ import redis.asyncio as aioredis
 from agentic_core import CheckpointError, SerializationError, StorageError
 from agentic_core.testing.conformance import make_checkpoint
 from agentic_storage import KeyPatterns, RedisCheckpointStore, RedisStateStore
-from agentic_storage._redis_client import redact_url
+from agentic_storage._urls import redact_url
 from tests.fixtures.servers import (
     ServerProcess,
     _spawn,  # pyright: ignore[reportPrivateUsage]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from typing import cast
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from agentic_core import StorageError, VectorStoreError
+from agentic_storage._urls import redact_url
 
 __all__ = ["missing_collection", "public_location", "translate_error"]
 
@@ -20,11 +20,7 @@ def public_location(location: str) -> str:
     """``location`` without a password or query string (a URL may carry credentials)."""
     if not location.startswith(("http://", "https://")):
         return location
-    parts = urlsplit(location)
-    netloc = parts.netloc
-    if parts.password is not None:
-        netloc = f"{parts.username}:***@{netloc.rpartition('@')[2]}"
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    return redact_url(location, drop_query=True)
 
 
 def missing_collection(name: str) -> VectorStoreError:

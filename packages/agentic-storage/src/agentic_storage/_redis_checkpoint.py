@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 import time
-from typing import Self, TypeVar, cast
+from typing import TypeVar, cast
 
 import redis.asyncio as aioredis
 import redis.exceptions as redis_errors
@@ -15,7 +15,7 @@ from agentic_core import Checkpoint, CheckpointError, CheckpointMetadata
 from agentic_core.stores import checkpoint_order
 from agentic_storage._codec import ForeignValueError, decode_text, encode_text
 from agentic_storage._redis_checkpoint_scripts import DELETE_IDS, DELETE_RUN, SAVE, LuaScript
-from agentic_storage._redis_client import DEFAULT_REDIS_URL, RedisConnection
+from agentic_storage._redis_client import DEFAULT_REDIS_URL, RedisBacked, RedisConnection
 
 __all__ = ["RedisCheckpointStore"]
 
@@ -25,7 +25,7 @@ DEFAULT_COMPRESS_ABOVE_BYTES = 256 * 1024
 DEFAULT_MAX_VALUE_BYTES = 512 * 1024 * 1024  # Redis's own limit on one value (proto-max-bulk-len)
 
 
-class RedisCheckpointStore:
+class RedisCheckpointStore(RedisBacked):
     """A ``CheckpointStore`` in Redis: a hash per checkpoint, sorted-set indexes per run, workflow.
 
     ``save`` is one Lua script writing the checkpoint and every index entry, so Redis applies it
@@ -89,23 +89,8 @@ class RedisCheckpointStore:
         self._workflow = f"{prefix}:workflow:"
         self._index = f"{prefix}:index"
 
-    @property
-    def url(self) -> str:
-        """The server's URL with its password masked."""
-        return self._connection.label
-
     def __repr__(self) -> str:
         return f"RedisCheckpointStore({self._connection.label!r}, prefix={self._prefix!r})"
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        """Close this store's connections (idempotent); a client passed in is left open."""
-        await self._connection.aclose()
 
     def checkpoint_key(self, checkpoint_id: str) -> str:
         """The Redis key (a hash) holding one checkpoint."""

@@ -13,8 +13,8 @@ import contextlib
 import threading
 from collections.abc import AsyncGenerator, Generator
 from dataclasses import dataclass
-from typing import Any, cast
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from typing import Any, Self, cast
+from urllib.parse import parse_qsl, urlsplit
 
 import redis.asyncio as aioredis
 import redis.exceptions as redis_errors
@@ -23,34 +23,16 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 
 from agentic_core import StorageError
+from agentic_storage._urls import redact_url
 
-__all__ = ["DEFAULT_REDIS_URL", "RedisConnection", "redact_url"]
+__all__ = ["DEFAULT_REDIS_URL", "RedisBacked", "RedisConnection", "redact_url"]
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 _MASK = "***"
-_SECRET_QUERY_KEYS = frozenset({"password", "username", "token"})
 _AUTH_ERRORS = (
     redis_errors.AuthenticationError,
     redis_errors.AuthenticationWrongNumberOfArgsError,
 )
-
-
-def redact_url(url: str) -> str:
-    """``url`` with its password (userinfo or ``?password=``) masked: safe for messages and logs."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparsable Redis URL>"
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, _, hostport = netloc.rpartition("@")
-        user = userinfo.partition(":")[0]
-        netloc = f"{user}:{_MASK}@{hostport}" if userinfo else hostport
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode([(k, _MASK if k.lower() in _SECRET_QUERY_KEYS else v) for k, v in pairs])
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 async def _close_at_shutdown(client: aioredis.Redis) -> AsyncGenerator[None]:
@@ -223,3 +205,24 @@ def _describe_client(client: aioredis.Redis) -> str:
         return f"unix://{kwargs['path']}"
     host, port = kwargs.get("host", "localhost"), kwargs.get("port", 6379)
     return f"redis://{host}:{port}/{kwargs.get('db', 0)}"
+
+
+class RedisBacked:
+    """What both Redis stores share: their connection's URL, ``close`` and ``async with``."""
+
+    _connection: RedisConnection
+
+    @property
+    def url(self) -> str:
+        """The server's URL with its password masked."""
+        return self._connection.label
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close this store's connections (idempotent); a client passed in is left open."""
+        await self._connection.aclose()

@@ -6,21 +6,21 @@ import builtins
 import json
 import math
 from collections.abc import AsyncIterator
-from typing import Any, Self, cast
+from typing import Any, cast
 
 import redis.asyncio as aioredis
 
 from agentic_core import StorageError
 from agentic_core.stores import encode_json_value
 from agentic_storage._codec import ForeignValueError, decode_text, encode_text
-from agentic_storage._redis_client import DEFAULT_REDIS_URL, RedisConnection
+from agentic_storage._redis_client import DEFAULT_REDIS_URL, RedisBacked, RedisConnection
 
 __all__ = ["RedisStateStore"]
 
 _SCAN_COUNT = 1000
 
 
-class RedisStateStore:
+class RedisStateStore(RedisBacked):
     """A ``StateStore`` in Redis: JSON values under ``{prefix}:{key}``, with per-key TTLs.
 
     Values are checked and encoded like every ``StateStore`` (``SerializationError`` naming the
@@ -73,23 +73,8 @@ class RedisStateStore:
         """The namespace of this store's keys."""
         return self._prefix
 
-    @property
-    def url(self) -> str:
-        """The server's URL with its password masked."""
-        return self._connection.label
-
     def __repr__(self) -> str:
         return f"RedisStateStore({self._connection.label!r}, prefix={self._prefix!r})"
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        """Close this store's connections (idempotent); a client passed in is left open."""
-        await self._connection.aclose()
 
     def redis_key(self, key: str) -> str:
         """The Redis key that holds ``key`` (``{prefix}:{key}``)."""
