@@ -35,7 +35,7 @@ FIELD_LIBRARY = {
     "agentic-core": {"pydantic", "structlog"},
     "agentic-llm": {"httpx"},
     "agentic-sandbox": {"docker"},
-    "agentic-mcp": {"mcp"},
+    "agentic-mcp": {"mcp", "jsonschema"},
     "agentic-bus": {"nats-py"},
     "agentic-storage": {"redis", "qdrant-client", "zstandard"},
     "agentic-orchestrator": set[str](),

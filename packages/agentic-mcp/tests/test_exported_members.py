@@ -10,6 +10,8 @@ def test_all_is_sorted_and_unique() -> None:
 
 
 def test_public_names_are_exactly_all() -> None:
+    for name in agentic_mcp.__all__:  # names load lazily: load each one first
+        getattr(agentic_mcp, name)
     public = {
         name
         for name, value in vars(agentic_mcp).items()
@@ -20,3 +22,21 @@ def test_public_names_are_exactly_all() -> None:
 
 def test_version_is_a_release_string() -> None:
     assert agentic_mcp.__version__.count(".") >= 2
+
+
+def test_the_api_names_are_exported() -> None:
+    expected = {
+        "MCPServerConfig",
+        "MCPClient",
+        "CodeMode",
+        "CodeModeExecutor",
+        "MCPClientError",
+        "MCPConnectionError",
+        "MCPTimeoutError",
+        "MCPToolError",
+        "MCPToolNotFoundError",
+        "MCPToolNotAllowedError",
+        "MCPClientClosedError",
+    }
+    assert expected <= set(agentic_mcp.__all__)
+    assert issubclass(agentic_mcp.MCPClientClosedError, agentic_mcp.MCPClientError)

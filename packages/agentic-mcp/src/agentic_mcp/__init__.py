@@ -2,8 +2,10 @@
 
 Model Context Protocol client, agent tools and Code Mode for agentic.
 
-Status: in progress. Nothing is built yet: the package exports only ``__version__``; its
-issue describes what it will hold.
+``MCPServerConfig`` (stdio and streamable HTTP servers, ``from_mcp_json``), ``MCPClient`` (many
+servers, each session owned by one task, reconnects, bounded waits), ``get_tools()`` (MCP tools
+as core ``Tool``s for a ``ChatAgent``), ``CodeMode`` and ``CodeModeExecutor`` (model-written
+Python calling MCP tools from inside a sandbox). Names load lazily, from ``__init__.pyi``.
 """
 
 from agentic_core import lazy_exports as _lazy_exports
