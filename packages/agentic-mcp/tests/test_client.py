@@ -420,3 +420,24 @@ async def test_reference_time_and_git_servers(
         log = await client.call_tool("git", "git_log", {"repo_path": repo, "max_count": 5})
         assert not log.is_error
         assert log.text.count("Commit:") == 5 or log.text.count("commit") >= 5
+
+
+async def test_a_server_that_never_answers_times_out_on_connect() -> None:
+    mute = MCPServerConfig.stdio(
+        "mute", sys.executable, "-c", "import time; time.sleep(60)", connect_timeout_s=1
+    )
+    started = time.monotonic()
+    with pytest.raises(MCPTimeoutError, match="'mute'.*did not connect within 1 s"):
+        async with MCPClient([mute]):
+            pass
+    assert time.monotonic() - started < 8
+
+
+async def test_health_checks_notice_a_dead_server_before_any_call(probe: ProbeConfig) -> None:
+    async with MCPClient([probe(health_check_interval_s=0.2)]) as client:
+        os.kill(await _pid(client), signal.SIGKILL)
+        deadline = time.monotonic() + 15
+        while client.status()["probe"].generation < 2:
+            assert time.monotonic() < deadline, client.status()
+            await asyncio.sleep(0.05)
+        assert (await client.call_tool("probe", "echo", {"text": "healthy"})).text == "healthy"
