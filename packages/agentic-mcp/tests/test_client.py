@@ -427,7 +427,7 @@ async def test_a_server_that_never_answers_times_out_on_connect() -> None:
         "mute", sys.executable, "-c", "import time; time.sleep(60)", connect_timeout_s=1
     )
     started = time.monotonic()
-    with pytest.raises(MCPTimeoutError, match="'mute'.*did not connect within 1 s"):
+    with pytest.raises(MCPTimeoutError, match=r"'mute'.*did not connect within 1 s"):
         async with MCPClient([mute]):
             pass
     assert time.monotonic() - started < 8
