@@ -76,6 +76,20 @@ NESTED = info(
 )
 
 
+def write_files(root: Path, files: dict[str, str]) -> None:
+    for path, source in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(source)
+
+
+def run_printing_json(cwd: Path, code: str) -> Any:
+    """Run ``code`` in a fresh interpreter in ``cwd``; the JSON it printed."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout)
+
+
 @pytest.mark.parametrize(
     ("schema", "expected"),
     [
@@ -158,8 +172,7 @@ def test_stub_files_compile_and_expose_keyword_only_functions(tmp_path: Path) ->
     }
     for path, source in files.items():
         compile(source, path, "exec")
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(source)
+    write_files(tmp_path, files)
     probe = (
         "import inspect, json, mcp\n"
         "out = {}\n"
@@ -180,10 +193,7 @@ def test_stub_files_compile_and_expose_keyword_only_functions(tmp_path: Path) ->
         "    out['outside'] = str(error)\n"
         "print(json.dumps(out))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True
-    )
-    out = json.loads(done.stdout)
+    out = run_printing_json(tmp_path, probe)
     assert out["git_log"]["kinds"] == ["KEYWORD_ONLY"]
     assert out["git_log"]["defaults"] == {"max_count": "10", "start_timestamp": "None"}
     assert out["git_log"]["doc"].startswith("Shows the commit logs")
@@ -197,9 +207,7 @@ def test_stub_files_compile_and_expose_keyword_only_functions(tmp_path: Path) ->
 
 
 def test_optional_arguments_left_at_none_are_not_sent(tmp_path: Path) -> None:
-    for path, source in build_stub_files([GIT_LOG]).items():
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(source)
+    write_files(tmp_path, build_stub_files([GIT_LOG]))
     probe = (
         "import json, mcp, mcp._runtime as rt\n"
         "sent = []\n"
@@ -215,10 +223,7 @@ def test_optional_arguments_left_at_none_are_not_sent(tmp_path: Path) -> None:
         "    sent.append(str(error))\n"
         "print(json.dumps(sent))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True
-    )
-    assert json.loads(done.stdout) == [
+    assert run_printing_json(tmp_path, probe) == [
         ["git", "git_log", {"repo_path": "r", "max_count": 10}],
         ["git", "git_log", {"repo_path": "r", "max_count": 3, "start_timestamp": "2024"}],
         "the arguments of git.git_log are not JSON: Object of type object is not JSON serializable",

@@ -333,23 +333,18 @@ class MCPClient:
         self, connection: ServerConnection, tool: str, deadline: float
     ) -> MCPToolInfo:
         name = connection.config.name
-        info = self._infos.get(name, {}).get(tool)
-        if info is not None:
-            return info
-        if any(listed.name == tool for listed in connection.tools):
-            raise MCPToolNotAllowedError(
-                f"MCP tool {name}.{tool} is not allowed by the server's allowed_tools/denied_tools"
-            )
-        # Perhaps new since the last listing: ask once before saying no.
-        with contextlib.suppress(MCPClientError, TimeoutError):
-            await connection.refresh_listing(max(deadline - time.monotonic(), 0.001))
-        info = self._infos.get(name, {}).get(tool)
-        if info is not None:
-            return info
-        if any(listed.name == tool for listed in connection.tools):
-            raise MCPToolNotAllowedError(
-                f"MCP tool {name}.{tool} is not allowed by the server's allowed_tools/denied_tools"
-            )
+        for attempt in (0, 1):
+            info = self._infos.get(name, {}).get(tool)
+            if info is not None:
+                return info
+            if any(listed.name == tool for listed in connection.tools):
+                raise MCPToolNotAllowedError(
+                    f"MCP tool {name}.{tool} is not allowed by the server's "
+                    "allowed_tools/denied_tools"
+                )
+            if attempt == 0:  # perhaps new since the last listing: ask once before saying no
+                with contextlib.suppress(MCPClientError, TimeoutError):
+                    await connection.refresh_listing(max(deadline - time.monotonic(), 0.001))
         known = sorted(self._infos.get(name, {}))
         shown = ", ".join(known[:30]) + (", ..." if len(known) > 30 else "")
         raise MCPToolNotFoundError(
