@@ -441,3 +441,20 @@ async def test_health_checks_notice_a_dead_server_before_any_call(probe: ProbeCo
             assert time.monotonic() < deadline, client.status()
             await asyncio.sleep(0.05)
         assert (await client.call_tool("probe", "echo", {"text": "healthy"})).text == "healthy"
+
+
+async def test_http_headers_reach_the_server_and_stay_out_of_logs_and_errors(
+    probe_http_url: str, mcp_protocol: str
+) -> None:
+    secret = "Bearer sk-test-0123456789"
+    config = MCPServerConfig.http(
+        "web", probe_http_url, headers={"Authorization": secret}, protocol=mcp_protocol
+    )
+    with structlog.testing.capture_logs() as logs:
+        async with MCPClient([config]) as client:
+            sent = await client.call_tool("web", "header", {"name": "Authorization"})
+            assert sent.value() == secret
+            with pytest.raises(MCPTimeoutError) as raised:
+                await client.call_tool("web", "slow", {"seconds": 5}, timeout_s=0.3)
+            shown = [repr(client), repr(client.status()), str(raised.value), repr(config)]
+    assert all("sk-test" not in text for text in shown + [repr(event) for event in logs])

@@ -41,6 +41,7 @@ EXPECTED_ANNOTATIONS: dict[str, tuple[bool | None, bool | None]] = {
     "grow": (None, None),
     "pid": (True, None),
     "env": (True, None),
+    "header": (True, None),
     "save_note": (None, None),
     "choose": (True, None),
 }

@@ -24,7 +24,8 @@ Tools (annotations in brackets; the rest carry none):
 - ``fail(message: str) -> str``: raises ``ToolError(message)`` (an ``is_error`` result)
 - ``grow(name: str) -> str``: adds a tool ``name`` (which returns ``"grown:<name>"``) and signals
   tools list-changed in both protocol eras; returns ``"added <name>"``
-- ``pid() -> int``, ``env(name: str) -> str | None``
+- ``pid() -> int``, ``env(name: str) -> str | None``, ``header(name: str) -> str | None`` (an
+  HTTP request header; null over stdio)
 - ``save_note(title: str, body: str) -> str``, ``choose(color: "red" | "green", count: int | None)``
 
 The server is one object per process: tools added by ``grow`` are seen by every HTTP session.
@@ -169,6 +170,13 @@ def pid() -> int:
 def env(name: str) -> str | None:
     """The value of environment variable ``name`` in the server process (null when unset)."""
     return os.environ.get(name)
+
+
+@server.tool(annotations=READ_ONLY)
+def header(name: str, ctx: Context) -> str | None:
+    """The value of HTTP request header ``name`` (null over stdio or when absent)."""
+    headers = ctx.headers
+    return None if headers is None else headers.get(name.lower())
 
 
 @server.tool()
