@@ -446,7 +446,7 @@ async def test_health_checks_notice_a_dead_server_before_any_call(probe: ProbeCo
 async def test_http_headers_reach_the_server_and_stay_out_of_logs_and_errors(
     probe_http_url: str, mcp_protocol: str
 ) -> None:
-    secret = "Bearer sk-test-0123456789"
+    secret = "Bearer sk-test-0123456789"  # noqa: S105 - a test token
     config = MCPServerConfig.http(
         "web", probe_http_url, headers={"Authorization": secret}, protocol=mcp_protocol
     )
