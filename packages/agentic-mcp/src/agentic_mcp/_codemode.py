@@ -250,6 +250,7 @@ class _Session:
         self._calls = 0
         self._last_id = 0
         self._stdin_closed = False
+        self._validators: dict[tuple[str, str], Any] = {}
         self._deadline = time.monotonic() + mode.timeout_s
 
     async def serve(self, process: SandboxProcess) -> None:
@@ -355,7 +356,10 @@ class _Session:
             if not verdict:
                 raise _CallRefusedError("NotAllowed", f"{server}.{tool} was not approved")
         if mode.validate_arguments:
-            _validate(info, arguments)
+            key = (server, tool)
+            if key not in self._validators:
+                self._validators[key] = _validator(info)
+            _validate(self._validators[key], info, arguments)
         remaining = self._deadline - time.monotonic()
         if remaining <= 0:
             raise _CallRefusedError("Timeout", "the run's time is up")
@@ -372,18 +376,25 @@ class _Session:
         return result.value()
 
 
-def _validate(info: MCPToolInfo, arguments: dict[str, Any]) -> None:
+def _validator(info: MCPToolInfo) -> Any:
+    """A JSON-schema validator of the tool's arguments (None when the schema itself is broken)."""
     schema = info.input_schema or {"type": "object"}
     try:
         validator_class: Any = validator_for(schema)  # pyright: ignore[reportUnknownVariableType]
-        validator = validator_class(schema)  # pyright: ignore[reportUnknownVariableType]
-        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType, reportUnknownLambdaType, reportUnknownVariableType]
+        validator_class.check_schema(schema)
+        return validator_class(schema)
     except jsonschema.SchemaError:  # the server's schema is broken: let the server judge
+        return None
+
+
+def _validate(validator: Any, info: MCPToolInfo, arguments: dict[str, Any]) -> None:
+    if validator is None:
         return
+    errors: list[Any] = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
     if errors:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in error.path) or 'arguments'}: {error.message}"  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType, reportUnknownVariableType]
-            for error in errors[:5]  # pyright: ignore[reportUnknownVariableType]
+            f"{'.'.join(str(p) for p in error.path) or 'arguments'}: {error.message}"
+            for error in errors[:5]
         )
         raise _CallRefusedError(
             "Invalid", f"invalid arguments for {info.server}.{info.name}: {problems}"
