@@ -275,3 +275,28 @@ async def test_as_tool_and_the_executor(client: MCPClient, sandbox: InteractiveS
     [output] = run.get_outputs()
     assert isinstance(output, CodeModeResult)
     assert output.stdout.strip() == "from a graph"
+
+
+async def test_result_size_and_per_call_time_limits(
+    client: MCPClient, sandbox: InteractiveSandbox
+) -> None:
+    mode = CodeMode(client, sandbox, max_result_bytes=100_000, call_timeout_s=0.5, detail="names")
+    assert "mcp.probe.big\n" in mode.api_listing() + "\n"
+    assert "Call help(" in mode.describe()
+    code = (
+        "import mcp\n"
+        "for call in (lambda: mcp.probe.big(n_bytes=200_000),\n"
+        "             lambda: mcp.probe.slow(seconds=5)):\n"
+        "    try:\n"
+        "        call()\n"
+        "    except mcp.ToolError as error:\n"
+        "        print(error.kind)\n"
+        "print(len(mcp.probe.big(n_bytes=50_000)))\n"
+        "help(mcp.probe.choose)\n"
+    )
+    result = await mode.execute(code)
+    assert result.ok, result
+    lines = result.stdout.splitlines()
+    assert lines[:3] == ["TooLarge", "Timeout", "50000"]
+    assert "color: Literal['red', 'green']" in result.stdout
+    assert [record.error is not None for record in result.tool_calls] == [True, True, False]

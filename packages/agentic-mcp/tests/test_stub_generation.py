@@ -182,7 +182,9 @@ def test_stub_files_compile_and_expose_keyword_only_functions(tmp_path: Path) ->
         "        'kinds': sorted({p.kind.name for p in sig.parameters.values()}),\n"
         "        'defaults': {n: repr(p.default) for n, p in sig.parameters.items()\n"
         "                     if p.default is not p.empty},\n"
-        "        'doc': fn.__doc__, 'returns': str(sig.return_annotation)}\n"
+        "        'doc': fn.__doc__, 'returns': inspect.formatannotation(sig.return_annotation),\n"
+        "        'params': {n: inspect.formatannotation(p.annotation)\n"
+        "                   for n, p in sig.parameters.items()}}\n"
         "try:\n"
         "    mcp.git.git_log()\n"
         "except TypeError as error:\n"
@@ -199,7 +201,10 @@ def test_stub_files_compile_and_expose_keyword_only_functions(tmp_path: Path) ->
     assert out["git_log"]["doc"].startswith("Shows the commit logs")
     assert "repo_path: Path to the repository" in out["git_log"]["doc"]
     assert out["choose"]["returns"] == "str"
-    assert out["create"]["returns"] == "dict[str, Any]"
+    assert out["create"]["returns"] == "dict[str, typing.Any]"
+    # Real types, not strings, where the interpreter can evaluate them (help() shows them).
+    assert out["choose"]["params"]["color"] == "Literal['red', 'green']"
+    assert out["git_log"]["params"]["start_timestamp"] == "str | None"
     assert out["quote"]["kinds"] == []
     assert '"""hi"""' in out["quote"]["doc"]
     assert "repo_path" in out["missing"]
