@@ -5,6 +5,7 @@ import types
 from agentic_core.testing import conformance
 from agentic_core.testing.conformance import (
     _checkpoint_store,
+    _message_bus,
     _sandbox,
     _state_store,
     _vector_store,
@@ -15,6 +16,7 @@ def test_conformance_exports_every_suite_and_the_checkpoint_helper() -> None:
     assert set(conformance.__all__) == {
         "CheckpointStoreConformance",
         "InteractiveSandboxConformance",
+        "MessageBusConformance",
         "SandboxConformance",
         "StateStoreConformance",
         "VectorStoreConformance",
@@ -36,5 +38,5 @@ def test_conformance_public_names_are_exactly_all() -> None:
 
 
 def test_pytest_rewrites_the_suites_asserts_so_failures_show_the_values() -> None:
-    for module in [_checkpoint_store, _sandbox, _state_store, _vector_store]:
+    for module in [_checkpoint_store, _message_bus, _sandbox, _state_store, _vector_store]:
         assert "@pytest_ar" in vars(module), module.__name__

@@ -1,11 +1,16 @@
 from agentic_core._errors import AgentCoreError as AgentCoreError
 from agentic_core._errors import AgentError as AgentError
 from agentic_core._errors import AgenticError as AgenticError
+from agentic_core._errors import BusClosedError as BusClosedError
+from agentic_core._errors import BusError as BusError
+from agentic_core._errors import BusTimeoutError as BusTimeoutError
 from agentic_core._errors import CheckpointError as CheckpointError
 from agentic_core._errors import ExecutorError as ExecutorError
 from agentic_core._errors import GraphValidationError as GraphValidationError
 from agentic_core._errors import IncompatibleCheckpointError as IncompatibleCheckpointError
+from agentic_core._errors import InvalidSubjectError as InvalidSubjectError
 from agentic_core._errors import MaxSuperstepsExceededError as MaxSuperstepsExceededError
+from agentic_core._errors import NoRespondersError as NoRespondersError
 from agentic_core._errors import SerializationError as SerializationError
 from agentic_core._errors import StorageError as StorageError
 from agentic_core._errors import ToolError as ToolError
@@ -50,6 +55,10 @@ from agentic_core.protocols._agent import Agent as Agent
 from agentic_core.protocols._agent import AgentResponse as AgentResponse
 from agentic_core.protocols._agent import AgentResponseUpdate as AgentResponseUpdate
 from agentic_core.protocols._agent import ContinuationToken as ContinuationToken
+from agentic_core.protocols._bus import BusMessage as BusMessage
+from agentic_core.protocols._bus import BusPayload as BusPayload
+from agentic_core.protocols._bus import MessageBus as MessageBus
+from agentic_core.protocols._bus import Subscription as Subscription
 from agentic_core.protocols._chat import ChatClient as ChatClient
 from agentic_core.protocols._chat import ChatOptions as ChatOptions
 from agentic_core.protocols._chat import ChatResponse as ChatResponse
@@ -107,6 +116,7 @@ from agentic_core.protocols._vector import VectorSearchResult as VectorSearchRes
 from agentic_core.protocols._vector import VectorStore as VectorStore
 from agentic_core.stores._file_checkpoint import FileCheckpointStore as FileCheckpointStore
 from agentic_core.stores._hashing_embedder import HashingEmbedder as HashingEmbedder
+from agentic_core.stores._memory_bus import InMemoryBus as InMemoryBus
 from agentic_core.stores._memory_checkpoint import (
     InMemoryCheckpointStore as InMemoryCheckpointStore,
 )

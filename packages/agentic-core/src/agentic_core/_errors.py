@@ -69,6 +69,26 @@ class VectorStoreError(StorageError):
     a collection re-created with other settings, a malformed filter or one on an unknown field."""
 
 
+class BusError(AgentCoreError):
+    """A message bus could not deliver: it is closed or unreachable, or a subject is malformed."""
+
+
+class InvalidSubjectError(BusError, ValueError):
+    """A subject is not ``token.token...`` (or a wildcard where only a concrete subject goes)."""
+
+
+class NoRespondersError(BusError):
+    """A request went to a subject nobody subscribes to."""
+
+
+class BusTimeoutError(BusError, TimeoutError):
+    """A request got no reply within its timeout."""
+
+
+class BusClosedError(BusError):
+    """The bus was closed: no more publishing, subscribing or requesting."""
+
+
 class WorkflowRequestError(AgentCoreError):
     """Responses do not match the run's pending requests (unknown id, wrong type, no paused run)."""
 

@@ -1,4 +1,6 @@
 from agentic_core.protocols._agent import Agent as Agent
+from agentic_core.protocols._bus import MessageBus as MessageBus
+from agentic_core.protocols._bus import Subscription as Subscription
 from agentic_core.protocols._chat import ChatClient as ChatClient
 from agentic_core.protocols._checkpoint import CheckpointStore as CheckpointStore
 from agentic_core.protocols._memory import MemoryProvider as MemoryProvider

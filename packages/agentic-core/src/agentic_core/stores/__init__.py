@@ -1,7 +1,9 @@
 """Checkpoint and state stores: the data model, in-memory versions and portable back-ends.
 
 The lowercase names are for the authors of other back-ends, so every one behaves alike:
-``encode_json_value`` (the JSON-ability check of every ``StateStore``), ``checkpoint_order`` (the
+``encode_json_value`` (the JSON-ability check of every ``StateStore``), the subject, payload and
+header rules of every ``MessageBus`` (``check_subject``, ``subject_matches``,
+``encode_bus_payload``, ``check_headers``), ``checkpoint_order`` (the
 order every ``CheckpointStore`` lists in), and the checks and filter parser every ``VectorStore``
 applies (``check_distance``, ``check_vector``, ``check_vector_points``, ``parse_vector_filter``
 into ``VectorCondition``s).
@@ -12,10 +14,17 @@ from agentic_core.protocols._checkpoint import (
     Checkpoint,
     CheckpointMetadata,
 )
+from agentic_core.stores._bus_rules import (
+    check_headers,
+    check_subject,
+    encode_bus_payload,
+    subject_matches,
+)
 from agentic_core.stores._checkpoint_rules import checkpoint_order
 from agentic_core.stores._file_checkpoint import FileCheckpointStore
 from agentic_core.stores._hashing_embedder import HashingEmbedder
 from agentic_core.stores._json_value import encode_json_value
+from agentic_core.stores._memory_bus import InMemoryBus, InMemorySubscription
 from agentic_core.stores._memory_checkpoint import InMemoryCheckpointStore
 from agentic_core.stores._memory_state import InMemoryStateStore
 from agentic_core.stores._memory_vector import InMemoryVectorStore
@@ -29,15 +38,21 @@ __all__ = [
     "CheckpointMetadata",
     "FileCheckpointStore",
     "HashingEmbedder",
+    "InMemoryBus",
     "InMemoryCheckpointStore",
     "InMemoryStateStore",
+    "InMemorySubscription",
     "InMemoryVectorStore",
     "StateStoreCheckpointStore",
     "VectorCondition",
     "check_distance",
+    "check_headers",
+    "check_subject",
     "check_vector",
     "check_vector_points",
     "checkpoint_order",
+    "encode_bus_payload",
     "encode_json_value",
     "parse_vector_filter",
+    "subject_matches",
 ]

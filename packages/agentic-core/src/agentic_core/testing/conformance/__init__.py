@@ -1,8 +1,10 @@
-"""Conformance suites: one definition of a correct checkpoint, state and vector store, and sandbox.
+"""Conformance suites: one definition of a correct checkpoint, state and vector store, message
+bus and sandbox.
 
 Every back-end, in every package, proves itself by running the same tests. Subclass a suite in a
 test module, name the subclass ``Test...`` so pytest collects it, and give it the object under
-test as a fixture (``checkpoint_store``, ``state_store``, ``vector_store`` or ``sandbox``), sync
+test as a fixture (``checkpoint_store``, ``state_store``, ``vector_store``, ``message_bus`` or
+``sandbox``), sync
 or async, with any fixtures it needs:
 
 ```python
@@ -33,7 +35,7 @@ package from tests only: it imports pytest. Class attributes tune each suite to 
 ``shell``): see each suite's docstring.
 
 One suite per module: ``_checkpoint_store`` (with ``make_checkpoint``, the checkpoint its tests
-save), ``_state_store``, ``_vector_store`` and ``_sandbox``.
+save), ``_state_store``, ``_vector_store``, ``_message_bus`` and ``_sandbox``.
 """
 
 import pytest
@@ -42,6 +44,7 @@ import pytest
 # the compared values, not a bare AssertionError.
 pytest.register_assert_rewrite(
     "agentic_core.testing.conformance._checkpoint_store",
+    "agentic_core.testing.conformance._message_bus",
     "agentic_core.testing.conformance._sandbox",
     "agentic_core.testing.conformance._state_store",
     "agentic_core.testing.conformance._vector_store",
@@ -51,6 +54,7 @@ from agentic_core.testing.conformance._checkpoint_store import (  # noqa: E402
     CheckpointStoreConformance,
     make_checkpoint,
 )
+from agentic_core.testing.conformance._message_bus import MessageBusConformance  # noqa: E402
 from agentic_core.testing.conformance._sandbox import (  # noqa: E402
     InteractiveSandboxConformance,
     SandboxConformance,
@@ -61,6 +65,7 @@ from agentic_core.testing.conformance._vector_store import VectorStoreConformanc
 __all__ = [
     "CheckpointStoreConformance",
     "InteractiveSandboxConformance",
+    "MessageBusConformance",
     "SandboxConformance",
     "StateStoreConformance",
     "VectorStoreConformance",
