@@ -123,8 +123,7 @@ class MCPClient:
         connection = self._connections.pop(name, None)
         if connection is None:
             raise KeyError(f"no MCP server named {name!r}; connected: {sorted(self._connections)}")
-        self._infos.pop(name, None)
-        self._rename()
+        self._rebuild_infos()
         await connection.stop(reason="disconnected")
 
     async def reconnect_server(self, name: str, *, timeout_s: float | None = None) -> ServerStatus:
@@ -359,34 +358,22 @@ class MCPClient:
         return MCPToolError(f"MCP tool {server}.{tool} failed: {exc.message} (code {exc.code})")
 
     def _on_listing(self, connection: ServerConnection) -> None:
-        config = connection.config
-        if self._connections.get(config.name) is not connection:
-            return
-        self._infos[config.name] = {
-            tool.name: tool_info(config.name, tool, "")
-            for tool in connection.tools
-            if config.allows(tool.name)
-        }
-        self._rename()
+        if self._connections.get(connection.config.name) is connection:
+            self._rebuild_infos()
 
-    def _rename(self) -> None:
-        """Give every allowed tool its unique model-facing name (connect order, listing order)."""
-        entries = [
-            (server, self._connections[server].config.prefix, tool)
-            for server in self._connections
-            for tool in self._infos.get(server, {})
+    def _rebuild_infos(self) -> None:
+        """Every allowed tool with its unique model-facing name (connect order, listing order)."""
+        allowed = [
+            (name, connection.config, tool)
+            for name, connection in self._connections.items()
+            for tool in connection.tools
+            if connection.config.allows(tool.name)
         ]
-        names = qualified_names(entries)
-        raw = {
-            server: {tool.name: tool for tool in self._connections[server].tools}
-            for server in self._connections
-        }
-        for server in list(self._infos):
-            self._infos[server] = {
-                tool: tool_info(server, raw[server][tool], names[(server, tool)])
-                for tool in self._infos[server]
-                if tool in raw.get(server, {})
-            }
+        names = qualified_names((name, config.prefix, tool.name) for name, config, tool in allowed)
+        infos: dict[str, dict[str, MCPToolInfo]] = {name: {} for name in self._connections}
+        for name, _, tool in allowed:
+            infos[name][tool.name] = tool_info(name, tool, names[(name, tool.name)])
+        self._infos = infos
 
     def _connection(self, name: str) -> ServerConnection:
         connection = self._connections.get(name)

@@ -28,6 +28,7 @@ from agentic_mcp._client import MCPClient
 from agentic_mcp._codemode_output import OutputBuffer
 from agentic_mcp._codemode_stubs import (
     PROGRAM_FILE,
+    RUNNER_FILE,
     build_stub_files,
     runner_source,
     stub_call_names,
@@ -145,7 +146,7 @@ class CodeMode:
     def stub_files(self) -> dict[str, str]:
         """The files each execution gets: the stub package and the runner (inspectable)."""
         files = build_stub_files(self.tools(), module_name=self.module_name)
-        files["_agentic_runner.py"] = self._runner()
+        files[RUNNER_FILE] = self._runner()
         return files
 
     def describe(self) -> str:

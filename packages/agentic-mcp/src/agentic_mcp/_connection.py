@@ -331,15 +331,14 @@ class ServerConnection:
                 lost.set()
 
         try:
-            async with contextlib.AsyncExitStack() as stack:
-                client = Client(
-                    open_transport(config, on_end),  # pyright: ignore[reportArgumentType]
-                    mode=config.protocol,
-                    read_timeout_seconds=config.call_timeout_s,
-                    message_handler=self._on_message,
-                    cache=None,
-                )
-                await stack.enter_async_context(client)
+            client = Client(
+                open_transport(config, on_end),  # pyright: ignore[reportArgumentType]
+                mode=config.protocol,
+                read_timeout_seconds=config.call_timeout_s,
+                message_handler=self._on_message,
+                cache=None,
+            )
+            async with client:
                 tools = await self.fetch_listing(client, config.connect_timeout_s)
                 self.protocol_version = client.protocol_version
                 info = client.server_info
