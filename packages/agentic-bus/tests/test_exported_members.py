@@ -1,4 +1,4 @@
-"""The public API of agentic_bus is exactly its sorted ``__all__``."""
+"""The public API of agentic_bus is exactly its sorted ``__all__``, with API.md's names."""
 
 import types
 
@@ -10,6 +10,8 @@ def test_all_is_sorted_and_unique() -> None:
 
 
 def test_public_names_are_exactly_all() -> None:
+    for name in agentic_bus.__all__:  # names load lazily: load each one first
+        getattr(agentic_bus, name)
     public = {
         name
         for name, value in vars(agentic_bus).items()
@@ -20,3 +22,8 @@ def test_public_names_are_exactly_all() -> None:
 
 def test_version_is_a_release_string() -> None:
     assert agentic_bus.__version__.count(".") >= 2
+
+
+def test_the_api_names_are_exported() -> None:
+    expected = {"NatsBus", "Subjects"}
+    assert expected <= set(agentic_bus.__all__)

@@ -1,2 +1,12 @@
+from agentic_bus._bus import NatsBus as NatsBus
+from agentic_bus._bus import NatsSubscription as NatsSubscription
+from agentic_bus._connect import connect_nats as connect_nats
+from agentic_bus._errors import CoordinatorFencedError as CoordinatorFencedError
+from agentic_bus._errors import NatsConnectionError as NatsConnectionError
+from agentic_bus._errors import NoWorkerError as NoWorkerError
+from agentic_bus._errors import PayloadTooLargeError as PayloadTooLargeError
+from agentic_bus._subjects import Subjects as Subjects
+from agentic_bus._subjects import subject_token as subject_token
+
 __version__: str
 __all__: list[str]
