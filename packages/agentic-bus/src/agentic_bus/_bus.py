@@ -13,7 +13,7 @@ from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription as NatsSubscriptionHandle
 
-from agentic_bus._connect import DEFAULT_NATS_URL, connect_nats
+from agentic_bus._connect import DEFAULT_NATS_URL, connect_nats, flush_ordered
 from agentic_bus._errors import PayloadTooLargeError
 from agentic_bus._urls import redact_urls
 from agentic_core import (
@@ -234,7 +234,7 @@ class NatsBus:
                 pending_msgs_limit=-1,  # bounded by our queue, which counts what it drops
                 pending_bytes_limit=-1,
             )
-            await client.flush()
+            await flush_ordered(client)
         self._subscriptions.add(subscription)
         return subscription
 
@@ -275,7 +275,7 @@ class NatsBus:
         """Wait until the server has everything published so far."""
         client = await self.client()
         with self._errors("", 0):
-            await client.flush(timeout=max(1, round(timeout_s)))
+            await flush_ordered(client, timeout_s)
 
     async def close(self) -> None:
         """End every subscription and the connection; later calls raise ``BusClosedError``."""

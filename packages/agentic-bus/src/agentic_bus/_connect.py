@@ -20,7 +20,7 @@ from nats.aio.client import Client as NatsClient
 from agentic_bus._errors import NatsConnectionError
 from agentic_bus._urls import redact_urls
 
-__all__ = ["DEFAULT_NATS_URL", "connect_nats"]
+__all__ = ["DEFAULT_NATS_URL", "connect_nats", "flush_ordered"]
 
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
 
@@ -34,6 +34,7 @@ class _Callbacks:
         self.label = label
         self.last_error: BaseException | None = None
         self.connected = False
+        self.client: NatsClient | None = None
         self._errors_since_connect = 0
 
     async def error(self, exc: Exception) -> None:
@@ -46,7 +47,8 @@ class _Callbacks:
         log("nats_error", url=self.label, error=f"{type(exc).__name__}: {exc}")
 
     async def disconnected(self) -> None:
-        if self.connected:
+        closing = self.client is not None and self.client.is_closed
+        if self.connected and not closing:
             _log.warning("nats_disconnected", url=self.label)
 
     async def reconnected(self) -> None:
@@ -99,6 +101,7 @@ async def connect_nats(
     }
     settings.update(options)
     client = NatsClient()
+    callbacks.client = client
     try:
         async with asyncio.timeout(connect_timeout_s):
             await client.connect(**settings)
@@ -120,3 +123,16 @@ def _redacted(text: str, urls: list[str]) -> str:
     for url in urls:
         text = text.replace(url, redact_urls(url))
     return text
+
+
+async def flush_ordered(client: NatsClient, timeout_s: float = 5.0) -> None:
+    """Return once the server has processed every command sent so far (a SUB included).
+
+    nats-py 2.16's ``flush()`` writes its PING straight to the socket, ahead of commands still
+    in its buffer, so the PONG may come back before the server has seen a SUB sent just before;
+    a message another connection then publishes misses the subscription (measured: 12-21 of 300
+    tries). The first flush pushes the buffer out; the second PING follows it in order.
+    """
+    timeout = max(1, round(timeout_s))
+    await client.flush(timeout=timeout)
+    await client.flush(timeout=timeout)
