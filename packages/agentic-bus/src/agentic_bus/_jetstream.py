@@ -23,12 +23,12 @@ async def ensure_stream(js: JetStreamContext, config: api.StreamConfig) -> api.S
     """The stream ``config.name``, created with ``config`` or updated to it."""
     name = config.name or ""
     try:
-        return await js.add_stream(config)
+        return await js.add_stream(config)  # pyright: ignore[reportUnknownMemberType]
     except BadRequestError as exc:
         if exc.err_code != _STREAM_NAME_IN_USE:
             raise BusError(f"JetStream refused stream {name!r}: {exc.description or exc}") from exc
     try:
-        return await js.update_stream(config)
+        return await js.update_stream(config)  # pyright: ignore[reportUnknownMemberType]
     except BadRequestError as exc:
         raise BusError(
             f"JetStream stream {name!r} exists with settings that cannot be changed to ours "
@@ -43,7 +43,7 @@ async def ensure_key_value(js: JetStreamContext, config: api.KeyValueConfig) -> 
     except (BucketNotFoundError, NotFoundError):
         pass
     try:
-        return await js.create_key_value(config)
+        return await js.create_key_value(config)  # pyright: ignore[reportUnknownMemberType]
     except BadRequestError as exc:
         if exc.err_code == _STREAM_NAME_IN_USE:  # created by another process meanwhile
             return await js.key_value(config.bucket)
