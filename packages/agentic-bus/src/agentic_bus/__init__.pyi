@@ -5,8 +5,11 @@ from agentic_bus._errors import CoordinatorFencedError as CoordinatorFencedError
 from agentic_bus._errors import NatsConnectionError as NatsConnectionError
 from agentic_bus._errors import NoWorkerError as NoWorkerError
 from agentic_bus._errors import PayloadTooLargeError as PayloadTooLargeError
+from agentic_bus._pool import PoolSettings as PoolSettings
+from agentic_bus._runtime import NatsRuntime as NatsRuntime
 from agentic_bus._subjects import Subjects as Subjects
 from agentic_bus._subjects import subject_token as subject_token
+from agentic_bus._worker import Worker as Worker
 
 __version__: str
 __all__: list[str]

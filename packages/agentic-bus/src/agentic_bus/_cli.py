@@ -1,0 +1,93 @@
+"""``agentic-worker MODULE:FACTORY --nats URL``: a worker process for a workflow.
+
+Also reachable as ``python -m agentic_bus worker ...`` and, once the ``agentic`` command is
+installed, as ``agentic worker ...`` (entry point group ``agentic.commands``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from agentic_bus._connect import DEFAULT_NATS_URL
+from agentic_bus._pool import PoolSettings
+from agentic_bus._worker import Worker
+from agentic_core import WorkflowGraph
+
+__all__ = ["load_factory", "main", "worker_command"]
+
+
+def load_factory(spec: str) -> Any:
+    """The object ``MODULE:NAME`` names (a workflow or a function building one)."""
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise SystemExit(f"expected MODULE:FACTORY (e.g. myapp.flows:build), got {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise SystemExit(f"cannot import module {module_name!r}: {exc}") from None
+    try:
+        target: Any = module
+        for part in attribute.split("."):
+            target = getattr(target, part)
+    except AttributeError:
+        raise SystemExit(f"module {module_name!r} has no attribute {attribute!r}") from None
+    return target
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentic-worker",
+        description="Run executor invocations of a workflow taken from NATS JetStream.",
+    )
+    parser.add_argument("factory", help="MODULE:FACTORY returning the workflow (or the workflow)")
+    parser.add_argument("--nats", default=DEFAULT_NATS_URL, help="NATS server URL")
+    parser.add_argument("--pool", default=None, help="pool to serve (default: the workflow's)")
+    parser.add_argument("--slots", type=int, default=8, help="tasks run at once")
+    parser.add_argument("--ack-wait", type=float, default=10.0, help="seconds (as coordinators)")
+    parser.add_argument("--max-deliver", type=int, default=3, help="deliveries before poison")
+    parser.add_argument("--worker-id", default=None)
+    return parser
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    target = load_factory(args.factory)
+    workflow: WorkflowGraph | Any = target if isinstance(target, WorkflowGraph) else target()
+    if not isinstance(workflow, WorkflowGraph):
+        raise SystemExit(f"{args.factory} did not give a workflow (got {type(workflow).__name__})")
+    worker = Worker(
+        workflow,
+        args.nats,
+        pool=args.pool,
+        slots=args.slots,
+        settings=PoolSettings(ack_wait_s=args.ack_wait, max_deliver=args.max_deliver),
+        worker_id=args.worker_id,
+    )
+    worker.handle_signals()
+    running = asyncio.create_task(worker.run())
+    ready = asyncio.create_task(worker.wait_ready())
+    await asyncio.wait({running, ready}, return_when=asyncio.FIRST_COMPLETED)
+    if ready.done():
+        print(f"READY {worker.worker_id} pool={worker.pool}", flush=True)
+    else:
+        ready.cancel()
+    await running
+
+
+def worker_command(argv: Sequence[str] | None = None) -> int:
+    """Run a worker until SIGTERM/SIGINT; the exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        asyncio.run(_serve(args))
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def main() -> None:
+    """The ``agentic-worker`` console script."""
+    sys.exit(worker_command(sys.argv[1:]))

@@ -1,0 +1,66 @@
+"""The distributed runtime's wire format: tasks (one executor invocation) and their results.
+
+Bodies are JSON. An invocation and its result travel as core's ``Invocation.to_data()`` /
+``InvocationResult.to_data()`` encoded by the workflow's type registry (the same round trip
+``SerializingRuntime`` proves in core's suite), so a worker runs exactly what the coordinator
+planned. A body over the claim-check threshold travels as a ``BlobRef`` to KV parts instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "BlobRef",
+    "TaskMessage",
+    "TaskResultMessage",
+]
+
+PROTOCOL_VERSION = 1
+"""Bumped when a task or result changes shape; a worker refuses other versions."""
+
+
+class BlobRef(BaseModel):
+    """A claim check: a large body stored as KV parts (``<key>.<n>``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    parts: int
+    size: int
+    sha256: str
+
+
+class TaskMessage(BaseModel):
+    """One executor invocation, as published on ``agentic.task.<pool>.<run>.<step>.<exec>``."""
+
+    protocol: int = PROTOCOL_VERSION
+    task_id: str
+    """The invocation id ``<run>.<superstep>.<executor>.<attempt>`` (same on redelivery)."""
+    run_id: str
+    workflow_name: str
+    fingerprint: str
+    epoch: int = 0
+    """The coordinator's epoch (0 when the run is not fenced)."""
+    invocation: Any = None
+    """The encoded ``Invocation.to_data()`` (None when it went by claim check)."""
+    blob: BlobRef | None = None
+
+
+class TaskResultMessage(BaseModel):
+    """What a worker stored for one task, on ``agentic.result.<run>.<step>.<exec>.<attempt>``."""
+
+    protocol: int = PROTOCOL_VERSION
+    task_id: str
+    status: Literal["ok", "incompatible"]
+    result: Any = None
+    """The encoded ``InvocationResult.to_data()`` (None when it went by claim check)."""
+    blob: BlobRef | None = None
+    error: str | None = None
+    """Why the worker could not run the task (``incompatible``)."""
+    worker_id: str
+    delivery: int = 1
+    duration_s: float = 0.0

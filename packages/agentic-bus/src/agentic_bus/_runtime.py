@@ -1,0 +1,427 @@
+"""NatsRuntime: each superstep's invocations run as tasks on a JetStream work queue.
+
+The engine plans a superstep and applies its results exactly as with ``LocalRuntime``; this
+runtime only moves the invocations to workers and their results back:
+
+1. subscribe to the superstep's result subjects (before publishing, on the same connection, so
+   no result can be missed);
+2. publish one task per invocation (``Nats-Msg-Id`` = the invocation id: a re-published
+   superstep is deduplicated while its tasks are queued); a run seen for the first time by
+   this runtime first collects results already stored (a coordinator resumed mid-superstep);
+3. wait for one result per task: the first stored result wins (workers publish with
+   "expected last subject sequence 0"); results missed on the core subscription are read back
+   from the stream every second; a task that exhausted ``max_deliver`` (poison) fails the run
+   naming the executor; no worker on the pool for ``worker_wait_s`` fails it naming the pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import structlog
+from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
+from nats.js.client import JetStreamContext
+from nats.js.errors import NotFoundError
+
+from agentic_bus._blobs import BLOB_THRESHOLD, Blobs
+from agentic_bus._connect import DEFAULT_NATS_URL, connect_nats
+from agentic_bus._errors import NoWorkerError
+from agentic_bus._pool import (
+    RESULTS_STREAM,
+    TASKS_STREAM,
+    PoolSettings,
+    consumer_name,
+    declare_streams,
+    ensure_pool_consumer,
+    pool_of,
+)
+from agentic_bus._protocol import TaskMessage, TaskResultMessage
+from agentic_bus._subjects import Subjects, subject_token
+from agentic_core import (
+    BusError,
+    Invocation,
+    InvocationResult,
+    WorkflowExecutionError,
+    WorkflowGraph,
+)
+
+__all__ = ["NatsRuntime"]
+
+_log = structlog.get_logger("agentic_bus.runtime")
+_MAX_DELIVERIES_ADVISORY = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES"
+_POLL_S = 1.0
+
+
+class NatsRuntime:
+    """A ``Runtime`` that runs executor invocations on ``Worker`` processes through NATS.
+
+    ``workflow.run(message, runtime=NatsRuntime(url))`` runs the same workflow with each
+    superstep's invocations dispatched as tasks; start workers with ``Worker(factory, url)``
+    (or ``agentic-worker MODULE:FACTORY --nats URL``). Outputs are identical to a local run.
+
+    Example:
+        ```python
+        runtime = NatsRuntime("nats://127.0.0.1:4222")
+        result = await workflow.run("hello", runtime=runtime)
+        await runtime.close()
+        ```
+
+    Args:
+        servers: NATS URL(s).
+        pools: executor id -> named pool, for executors that need special workers (``gpu``).
+        build: a build id appended to the default pool (pin a deployment's workers).
+        settings: delivery settings (``ack_wait_s``, ``max_deliver``); the workers' must match.
+        worker_wait_s: how long a superstep may wait with no worker on its pool.
+    """
+
+    def __init__(
+        self,
+        servers: str | list[str] = DEFAULT_NATS_URL,
+        *,
+        pools: Mapping[str, str] | None = None,
+        build: str | None = None,
+        settings: PoolSettings | None = None,
+        worker_wait_s: float = 60.0,
+        subjects: Subjects | None = None,
+        connect_timeout_s: float = 5.0,
+    ) -> None:
+        if not worker_wait_s > 0:
+            raise ValueError(f"worker_wait_s must be positive, got {worker_wait_s!r}")
+        self._servers = servers
+        self._pools = dict(pools or {})
+        self._build = build
+        self.settings = settings or PoolSettings()
+        self.worker_wait_s = worker_wait_s
+        self.subjects = subjects or Subjects()
+        self._connect_timeout_s = connect_timeout_s
+        self.coordinator_id = f"coordinator-{uuid.uuid4().hex[:10]}"
+        self._client: NatsClient | None = None
+        self._js: JetStreamContext | None = None
+        self._blobs: Blobs | None = None
+        self._lock = asyncio.Lock()
+        self._consumers: set[str] = set()
+        self._runs_seen: set[str] = set()
+        self._closed = False
+
+    def __repr__(self) -> str:
+        from agentic_bus._urls import redact_urls
+
+        servers = redact_urls(self._servers)
+        return f"NatsRuntime({servers!r}, worker_wait_s={self.worker_wait_s:g})"
+
+    async def client(self) -> NatsClient:
+        """The runtime's NATS connection (opened on first use)."""
+        await self._jetstream()
+        assert self._client is not None  # noqa: S101 - set by _jetstream
+        return self._client
+
+    def pool_for(self, workflow: WorkflowGraph, executor_id: str) -> str:
+        """The pool whose workers run ``executor_id`` of ``workflow``."""
+        return self._pools.get(executor_id) or pool_of(workflow, self._build)
+
+    async def close(self) -> None:
+        """Close the connection (idempotent)."""
+        self._closed = True
+        client, self._client = self._client, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.drain()
+
+    async def __aenter__(self) -> NatsRuntime:
+        await self._jetstream()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # -- the Runtime protocol -------------------------------------------------------------------
+
+    async def execute(
+        self, workflow: WorkflowGraph, invocations: Sequence[Invocation]
+    ) -> list[InvocationResult]:
+        """Run ``invocations`` on workers; results in the same order."""
+        if not invocations:
+            return []
+        js = await self._jetstream()
+        first = invocations[0]
+        run_id, superstep = first.run_id, first.superstep
+        pools = {inv.executor_id: self.pool_for(workflow, inv.executor_id) for inv in invocations}
+        for pool in set(pools.values()):
+            if pool not in self._consumers:
+                await ensure_pool_consumer(js, self.subjects, pool, self.settings)
+                self._consumers.add(pool)
+        gather = _Gather(self, workflow, invocations, pools)
+        await gather.subscribe()
+        try:
+            if run_id not in self._runs_seen:
+                self._runs_seen.add(run_id)
+                await gather.collect_stored()  # a resumed run: results stored before the crash
+            await gather.publish_missing()
+            results = await gather.wait()
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):  # nobody will want these tasks' results
+                await js.purge_stream(  # pyright: ignore[reportUnknownMemberType]
+                    TASKS_STREAM,
+                    subject=f"{self.subjects.prefix}.task.*.{subject_token(run_id)}.{superstep}.*",
+                )
+            raise
+        finally:
+            await gather.unsubscribe()
+        return results
+
+    async def forget_run(self, run_id: str) -> None:
+        """Delete a finished run's stored results and queued tasks (they expire on their own)."""
+        js = await self._jetstream()
+        with contextlib.suppress(NotFoundError):
+            await js.purge_stream(RESULTS_STREAM, subject=self.subjects.run_results(run_id))  # pyright: ignore[reportUnknownMemberType]
+        with contextlib.suppress(NotFoundError):
+            await js.purge_stream(TASKS_STREAM, subject=self.subjects.run_tasks(run_id))  # pyright: ignore[reportUnknownMemberType]
+        self._runs_seen.discard(run_id)
+
+    # -- internals ------------------------------------------------------------------------------
+
+    async def _jetstream(self) -> JetStreamContext:
+        if self._js is not None:
+            return self._js
+        if self._closed:
+            raise BusError("the NatsRuntime was closed")
+        async with self._lock:
+            if self._js is None:
+                client = await connect_nats(
+                    self._servers, name=f"agentic {self.coordinator_id}",
+                    connect_timeout_s=self._connect_timeout_s,
+                )  # fmt: skip
+                js = client.jetstream()  # pyright: ignore[reportUnknownMemberType]
+                await declare_streams(js, self.subjects, self.settings)
+                self._client, self._blobs, self._js = client, Blobs(js), js
+        return self._js
+
+    @property
+    def _blob_store(self) -> Blobs:
+        assert self._blobs is not None  # noqa: S101 - set with the connection
+        return self._blobs
+
+
+class _Gather:
+    """One superstep on the wire: its tasks out, their first results back."""
+
+    def __init__(
+        self,
+        runtime: NatsRuntime,
+        workflow: WorkflowGraph,
+        invocations: Sequence[Invocation],
+        pools: dict[str, str],
+    ) -> None:
+        self.runtime = runtime
+        self.workflow = workflow
+        self.invocations = list(invocations)
+        self.pools = pools
+        self.run_id = invocations[0].run_id
+        self.superstep = invocations[0].superstep
+        loop = asyncio.get_running_loop()
+        self.waiting: dict[str, asyncio.Future[TaskResultMessage]] = {
+            inv.invocation_id: loop.create_future() for inv in invocations
+        }
+        self.by_task = {inv.invocation_id: inv for inv in invocations}
+        self.failure: asyncio.Future[BaseException] = loop.create_future()
+        self.subscriptions: list[Any] = []
+        self.last_progress = time.monotonic()
+        subjects = runtime.subjects
+        self.result_subjects = {
+            inv.invocation_id: subjects.result(
+                self.run_id, self.superstep, inv.executor_id, inv.attempt
+            )
+            for inv in invocations
+        }
+
+    async def subscribe(self) -> None:
+        client = await self.runtime.client()
+        subjects = self.runtime.subjects
+        pattern = f"{subjects.prefix}.result.{subject_token(self.run_id)}.{self.superstep}.>"
+        self.subscriptions.append(await client.subscribe(pattern, cb=self._on_result))  # pyright: ignore[reportUnknownMemberType]
+        for pool in set(self.pools.values()):
+            advisory = f"{_MAX_DELIVERIES_ADVISORY}.{TASKS_STREAM}.{consumer_name(pool)}"
+            self.subscriptions.append(await client.subscribe(advisory, cb=self._on_advisory))  # pyright: ignore[reportUnknownMemberType]
+        if any(inv.live is not None for inv in self.invocations):
+            live = f"{subjects.workflow(self.run_id, 'live')}.>"
+            self.subscriptions.append(await client.subscribe(live, cb=self._on_live))  # pyright: ignore[reportUnknownMemberType]
+
+    async def unsubscribe(self) -> None:
+        for subscription in self.subscriptions:
+            with contextlib.suppress(Exception):
+                await subscription.unsubscribe()
+
+    async def collect_stored(self) -> None:
+        js = await self.runtime._jetstream()  # pyright: ignore[reportPrivateUsage]
+        await asyncio.gather(*(self._read_stored(js, task_id) for task_id in self.waiting))
+
+    async def publish_missing(self) -> None:
+        js = await self.runtime._jetstream()  # pyright: ignore[reportPrivateUsage]
+        subjects = self.runtime.subjects
+        registry = self.workflow.type_registry
+        fingerprint = self.workflow.fingerprint()
+        publishes: list[Any] = []
+        for inv in self.invocations:
+            task_id = inv.invocation_id
+            if self.waiting[task_id].done():
+                continue
+            encoded = registry.encode(inv.to_data())
+            task = TaskMessage(
+                task_id=task_id, run_id=self.run_id, workflow_name=self.workflow.name,
+                fingerprint=fingerprint, invocation=encoded,
+            )  # fmt: skip
+            body = task.model_dump_json().encode()
+            if len(body) > BLOB_THRESHOLD:
+                data = json.dumps(encoded, separators=(",", ":")).encode()
+                ref = await self.runtime._blob_store.put(  # pyright: ignore[reportPrivateUsage]
+                    f"task.{subject_token(self.run_id)}.{uuid.uuid4().hex}", data
+                )
+                body = (
+                    task.model_copy(update={"invocation": None, "blob": ref})
+                    .model_dump_json()
+                    .encode()
+                )
+            subject = subjects.task(
+                self.pools[inv.executor_id], self.run_id, self.superstep, inv.executor_id
+            )
+            publishes.append(js.publish(subject, body, headers={"Nats-Msg-Id": task_id}))
+        if publishes:
+            await asyncio.gather(*publishes)
+
+    async def wait(self) -> list[InvocationResult]:
+        js = await self.runtime._jetstream()  # pyright: ignore[reportPrivateUsage]
+        pending = {f for f in self.waiting.values() if not f.done()}
+        while pending:
+            done, pending = await asyncio.wait(
+                pending | {self.failure}, timeout=_POLL_S, return_when=asyncio.FIRST_COMPLETED
+            )
+            if self.failure.done():
+                raise self.failure.result()
+            pending.discard(self.failure)
+            if done:
+                self.last_progress = time.monotonic()
+                continue
+            missing = [t for t, f in self.waiting.items() if not f.done()]
+            await asyncio.gather(*(self._read_stored(js, task_id) for task_id in missing))
+            pending = {f for f in self.waiting.values() if not f.done()}
+            if pending and time.monotonic() - self.last_progress > self.runtime.worker_wait_s:
+                await self._check_workers(js)
+        return [await self._decode(inv) for inv in self.invocations]
+
+    # -- callbacks and helpers ------------------------------------------------------------------
+
+    def _accept(self, data: bytes) -> None:
+        try:
+            message = TaskResultMessage.model_validate_json(data)
+        except ValueError:
+            _log.warning("runtime_bad_result", run=self.run_id)
+            return
+        future = self.waiting.get(message.task_id)
+        if future is None or future.done():
+            return  # another superstep's, or a duplicate (first result wins)
+        if message.status == "incompatible":
+            inv = self.by_task[message.task_id]
+            self._fail(
+                WorkflowExecutionError(
+                    f"executor {inv.executor_id!r} in superstep {self.superstep} cannot run on "
+                    f"worker {message.worker_id}: {message.error}",
+                    executor_id=inv.executor_id,
+                    superstep=self.superstep,
+                )
+            )
+            return
+        future.set_result(message)
+
+    async def _on_result(self, msg: Msg) -> None:
+        self._accept(msg.data)
+
+    async def _read_stored(self, js: JetStreamContext, task_id: str) -> None:
+        if self.waiting[task_id].done():
+            return
+        try:
+            stored = await js.get_last_msg(RESULTS_STREAM, self.result_subjects[task_id])
+        except NotFoundError:
+            return
+        except Exception as exc:  # noqa: BLE001 - the server is away: the next poll retries
+            _log.debug("runtime_poll_failed", error=repr(exc))
+            return
+        if stored.data:
+            self._accept(stored.data)
+
+    async def _on_advisory(self, msg: Msg) -> None:
+        try:
+            advisory = json.loads(msg.data)
+            sequence = int(advisory["stream_seq"])
+            deliveries = int(advisory.get("deliveries", 0))
+        except (ValueError, KeyError, TypeError):
+            return
+        js = await self.runtime._jetstream()  # pyright: ignore[reportPrivateUsage]
+        try:
+            stored = await js.get_msg(TASKS_STREAM, sequence)
+            task = TaskMessage.model_validate_json(stored.data or b"")
+        except Exception:  # noqa: BLE001 - gone already, or not a task of ours
+            return
+        inv = self.by_task.get(task.task_id)
+        if inv is None:
+            return
+        with contextlib.suppress(Exception):
+            await js.delete_msg(TASKS_STREAM, sequence)
+        max_deliver = self.runtime.settings.max_deliver
+        self._fail(
+            WorkflowExecutionError(
+                f"executor {inv.executor_id!r} in superstep {self.superstep} crashed or hung "
+                f"its worker {deliveries or max_deliver} times (max_deliver={max_deliver}); "
+                f"task {task.task_id} was removed from the queue",
+                executor_id=inv.executor_id,
+                superstep=self.superstep,
+            )
+        )
+
+    async def _on_live(self, msg: Msg) -> None:
+        try:
+            data = json.loads(msg.data)
+            executor_id = data["executor_id"]
+            event = self.workflow.type_registry.decode(data["event"])
+        except Exception:  # noqa: BLE001 - best effort: a broken update is dropped
+            return
+        for inv in self.invocations:
+            if inv.executor_id == executor_id and inv.live is not None:
+                inv.live(event)
+                return
+
+    def _fail(self, error: BaseException) -> None:
+        if not self.failure.done():
+            self.failure.set_result(error)
+
+    async def _check_workers(self, js: JetStreamContext) -> None:
+        for pool in sorted(set(self.pools.values())):
+            try:
+                info = await js.consumer_info(TASKS_STREAM, consumer_name(pool))
+            except Exception:  # noqa: BLE001 - the server is away: an outage is not "no worker"
+                return
+            if info.num_waiting or info.num_ack_pending:
+                self.last_progress = time.monotonic()  # workers are there, busy or idle
+                return
+            executors = sorted(e for e, p in self.pools.items() if p == pool)
+            raise NoWorkerError(
+                f"no worker serves pool {pool!r} (executors {', '.join(executors)} of workflow "
+                f"{self.workflow.name!r}, superstep {self.superstep}): nothing took its tasks for "
+                f"{self.runtime.worker_wait_s:g} s; start one with Worker(...) or "
+                f"`agentic-worker MODULE:FACTORY --nats URL`",
+                executor_id=executors[0] if executors else None,
+                superstep=self.superstep,
+            )
+
+    async def _decode(self, inv: Invocation) -> InvocationResult:
+        message = self.waiting[inv.invocation_id].result()
+        encoded: Any = message.result
+        if message.blob is not None:
+            encoded = json.loads(await self.runtime._blob_store.get(message.blob))  # pyright: ignore[reportPrivateUsage]
+        return InvocationResult.from_data(self.workflow.type_registry.decode(encoded))

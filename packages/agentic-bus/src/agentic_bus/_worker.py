@@ -1,0 +1,312 @@
+"""Worker: runs a workflow's executor invocations taken from its pool's work queue.
+
+Per task: decode, refuse a task of another graph or protocol (``incompatible`` + ``term``),
+skip a redelivered task whose result is already stored, heartbeat (``in_progress``) while the
+executor runs, store the result on its own subject with "expected last subject sequence 0"
+(the first result of a task wins, forever), and only then ack. A worker killed at any point
+loses nothing: the task comes back after ``ack_wait`` and another worker runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
+from nats.js.client import JetStreamContext
+from nats.js.errors import BadRequestError, NotFoundError
+
+from agentic_bus._blobs import BLOB_THRESHOLD, Blobs
+from agentic_bus._connect import DEFAULT_NATS_URL, connect_nats
+from agentic_bus._pool import (
+    RESULTS_STREAM,
+    TASKS_STREAM,
+    PoolSettings,
+    consumer_name,
+    declare_streams,
+    ensure_pool_consumer,
+    pool_of,
+)
+from agentic_bus._protocol import PROTOCOL_VERSION, TaskMessage, TaskResultMessage
+from agentic_bus._subjects import Subjects
+from agentic_core import Invocation, InvocationResult, WorkflowGraph
+
+__all__ = ["Worker"]
+
+_log = structlog.get_logger("agentic_bus.worker")
+_WRONG_LAST_SEQUENCE = 10071
+
+
+class Worker:
+    """Runs executor invocations of one workflow for any number of coordinators.
+
+    Start as many as you like, on any machine: they compete for the tasks of their pool (the
+    workflow's name and fingerprint, so a worker never runs a task of another graph version).
+
+    Example:
+        ```python
+        worker = Worker(build_workflow, "nats://127.0.0.1:4222")
+        await worker.run()  # until worker.stop() or SIGTERM (with handle_signals)
+        ```
+
+    Args:
+        workflow: the workflow, or a factory building it (called once).
+        servers: NATS URL(s).
+        pool: the pool to serve (default: the workflow's, as ``NatsRuntime`` computes it).
+        slots: tasks run at once.
+        settings: delivery settings; must match the coordinators' (``NatsRuntime``'s).
+        worker_id: this worker's name in logs and results.
+    """
+
+    def __init__(
+        self,
+        workflow: WorkflowGraph | Callable[[], WorkflowGraph],
+        servers: str | list[str] = DEFAULT_NATS_URL,
+        *,
+        pool: str | None = None,
+        slots: int = 8,
+        settings: PoolSettings | None = None,
+        worker_id: str | None = None,
+        subjects: Subjects | None = None,
+        connect_timeout_s: float = 5.0,
+        stop_grace_s: float = 30.0,
+    ) -> None:
+        if slots < 1:
+            raise ValueError(f"slots must be at least 1, got {slots}")
+        self.workflow: WorkflowGraph = (
+            workflow if isinstance(workflow, WorkflowGraph) else workflow()
+        )
+        self._servers = servers
+        self.pool = pool or pool_of(self.workflow)
+        self.slots = slots
+        self.settings = settings or PoolSettings()
+        self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self._subjects = subjects or Subjects()
+        self._connect_timeout_s = connect_timeout_s
+        self._stop_grace_s = stop_grace_s
+        self._fingerprint = self.workflow.fingerprint()
+        self._client: NatsClient | None = None
+        self._running: set[asyncio.Task[None]] = set()
+        self._stopping = asyncio.Event()
+        self._ready = asyncio.Event()
+        self.tasks_done = 0
+        """Tasks this worker ran to a stored result."""
+
+    def __repr__(self) -> str:
+        return f"Worker({self.worker_id!r}, pool={self.pool!r}, slots={self.slots})"
+
+    async def wait_ready(self) -> None:
+        """Return once the worker is connected and pulling."""
+        await self._ready.wait()
+
+    def stop(self) -> None:
+        """Ask ``run()`` to stop: no new tasks; running ones get ``stop_grace_s`` to finish."""
+        self._stopping.set()
+
+    def handle_signals(self) -> None:
+        """Stop on SIGTERM and SIGINT (for a worker process)."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stop)
+
+    async def run(self) -> None:
+        """Pull and run tasks until ``stop()``."""
+        client = await connect_nats(
+            self._servers, name=f"agentic-worker {self.worker_id}",
+            connect_timeout_s=self._connect_timeout_s,
+        )  # fmt: skip
+        self._client = client
+        js = client.jetstream()  # pyright: ignore[reportUnknownMemberType]
+        try:
+            await declare_streams(js, self._subjects, self.settings)
+            await ensure_pool_consumer(js, self._subjects, self.pool, self.settings)
+            subscription = await js.pull_subscribe_bind(
+                durable=consumer_name(self.pool), stream=TASKS_STREAM
+            )
+            blobs = Blobs(js)
+            self._ready.set()
+            _log.info("worker_ready", worker=self.worker_id, pool=self.pool, slots=self.slots)
+            held: list[Msg] = []
+            while not self._stopping.is_set():
+                free = self.slots - len(self._running)
+                if free <= 0:
+                    await asyncio.wait(self._running, return_when=asyncio.FIRST_COMPLETED)
+                    continue
+                fetch = asyncio.ensure_future(subscription.fetch(batch=free, timeout=2.0))
+                stop = asyncio.ensure_future(self._stopping.wait())
+                await asyncio.wait({fetch, stop}, return_when=asyncio.FIRST_COMPLETED)
+                stop.cancel()
+                if not fetch.done():
+                    fetch.cancel()
+                    with contextlib.suppress(BaseException):
+                        held = await fetch  # a batch that arrived while cancelling
+                    break
+                try:
+                    messages = fetch.result()
+                except TimeoutError:
+                    continue
+                except Exception as exc:  # noqa: BLE001 - the server is away: retry
+                    _log.warning("worker_fetch_failed", worker=self.worker_id, error=repr(exc))
+                    await asyncio.sleep(0.5)
+                    continue
+                for msg in messages:
+                    if self._stopping.is_set():
+                        held.append(msg)
+                        continue
+                    task = asyncio.create_task(self._handle(js, blobs, msg))
+                    self._running.add(task)
+                    task.add_done_callback(self._running.discard)
+            for msg in held:  # taken but not started: back to the queue at once
+                with contextlib.suppress(Exception):
+                    await msg.nak()
+            await self._finish_running()
+        finally:
+            with contextlib.suppress(Exception):
+                await client.drain()
+            _log.info("worker_stopped", worker=self.worker_id, tasks_done=self.tasks_done)
+
+    async def _finish_running(self) -> None:
+        if not self._running:
+            return
+        _, late = await asyncio.wait(self._running, timeout=self._stop_grace_s)
+        for task in late:  # their messages come back after ack_wait
+            task.cancel()
+        await asyncio.gather(*late, return_exceptions=True)
+
+    # -- one task -------------------------------------------------------------------------------
+
+    async def _handle(self, js: JetStreamContext, blobs: Blobs, msg: Msg) -> None:
+        delivery = msg.metadata.num_delivered
+        try:
+            task = TaskMessage.model_validate_json(msg.data)
+        except ValueError as exc:
+            _log.error("worker_bad_task", subject=msg.subject, error=str(exc)[:300])
+            await msg.term()
+            return
+        log = _log.bind(worker=self.worker_id, task=task.task_id, delivery=delivery)
+        result_subject = self._result_subject(msg.subject, task)
+        problem = self._incompatibility(task)
+        if problem is not None:
+            log.error("worker_incompatible_task", problem=problem)
+            reply = TaskResultMessage(
+                task_id=task.task_id, status="incompatible", error=problem,
+                worker_id=self.worker_id, delivery=delivery,
+            )  # fmt: skip
+            await self._store_result(js, result_subject, reply.model_dump_json().encode(), log)
+            await msg.term()
+            return
+        if delivery > 1 and await self._already_stored(js, result_subject):
+            log.info("worker_result_already_stored")
+            await msg.ack()
+            return
+        log.debug("worker_task_started")
+        heartbeat = asyncio.create_task(self._heartbeat(msg))
+        try:
+            started = time.perf_counter()
+            invocation = await self._invocation(task, blobs)
+            result = await self.workflow.run_invocation(invocation)
+            body = await self._encode_result(task, result, blobs, delivery, started)
+            await self._store_result(js, result_subject, body, log)
+            await msg.ack()
+            self.tasks_done += 1
+            log.debug("worker_task_done")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - not ours to crash on: redelivered later
+            log.error("worker_task_failed", error=f"{type(exc).__name__}: {exc}")
+            with contextlib.suppress(Exception):
+                await msg.nak(delay=1.0)
+        finally:
+            heartbeat.cancel()
+
+    def _result_subject(self, task_subject: str, task: TaskMessage) -> str:
+        # The task subject ends "<run>.<superstep>.<exec>"; the attempt is the task id's last part.
+        run, superstep, executor = task_subject.rsplit(".", 3)[1:]
+        attempt = task.task_id.rsplit(".", 1)[1]
+        return f"{self._subjects.prefix}.result.{run}.{superstep}.{executor}.{attempt}"
+
+    def _incompatibility(self, task: TaskMessage) -> str | None:
+        if task.protocol != PROTOCOL_VERSION:
+            return (
+                f"task protocol {task.protocol}, worker {self.worker_id} speaks {PROTOCOL_VERSION}"
+            )
+        if task.fingerprint != self._fingerprint:
+            return (
+                f"task of graph {task.workflow_name!r} fingerprint {task.fingerprint[:12]}; "
+                f"worker {self.worker_id} runs {self.workflow.name!r} "
+                f"fingerprint {self._fingerprint[:12]}"
+            )
+        return None
+
+    async def _invocation(self, task: TaskMessage, blobs: Blobs) -> Invocation:
+        encoded: Any = task.invocation
+        if task.blob is not None:
+            encoded = json.loads(await blobs.get(task.blob))
+        return Invocation.from_data(self.workflow.type_registry.decode(encoded))
+
+    async def _encode_result(
+        self,
+        task: TaskMessage,
+        result: InvocationResult,
+        blobs: Blobs,
+        delivery: int,
+        started: float,
+    ) -> bytes:
+        encoded = self.workflow.type_registry.encode(result.to_data())
+        message = TaskResultMessage(
+            task_id=task.task_id, status="ok", result=encoded, worker_id=self.worker_id,
+            delivery=delivery, duration_s=time.perf_counter() - started,
+        )  # fmt: skip
+        body = message.model_dump_json().encode()
+        if len(body) <= BLOB_THRESHOLD:
+            return body
+        data = json.dumps(encoded, separators=(",", ":")).encode()
+        ref = await blobs.put(f"result.{task.run_id}.{uuid.uuid4().hex}", data)
+        message = message.model_copy(update={"result": None, "blob": ref})
+        return message.model_dump_json().encode()
+
+    async def _heartbeat(self, msg: Msg) -> None:
+        while True:
+            await asyncio.sleep(self.settings.heartbeat_s)
+            with contextlib.suppress(Exception):
+                await msg.in_progress()
+
+    async def _already_stored(self, js: JetStreamContext, subject: str) -> bool:
+        try:
+            await js.get_last_msg(RESULTS_STREAM, subject)
+        except NotFoundError:
+            return False
+        except Exception:  # noqa: BLE001 - unsure: run it; the store keeps the first result
+            return False
+        return True
+
+    async def _store_result(
+        self, js: JetStreamContext, subject: str, body: bytes, log: Any
+    ) -> None:
+        """Store the first result of the task; later ones are refused by the stream (fine)."""
+        delay = 0.1
+        while True:
+            try:
+                await js.publish(
+                    subject, body, headers={"Nats-Expected-Last-Subject-Sequence": "0"}
+                )
+                return
+            except BadRequestError as exc:
+                if exc.err_code == _WRONG_LAST_SEQUENCE:
+                    log.info("worker_result_already_stored_by_another")
+                    return
+                raise
+            except Exception as exc:  # noqa: BLE001 - server away: retry, heartbeat keeps going
+                log.warning("worker_result_publish_retry", error=f"{type(exc).__name__}: {exc}")
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)

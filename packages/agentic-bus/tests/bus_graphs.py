@@ -1,0 +1,204 @@
+"""Workflows the distributed tests run: importable by worker processes (``bus_graphs:NAME``).
+
+Misbehaviour is driven by files in the directory named by ``AGENTIC_TEST_FLAGS`` (shared by
+the test and its worker processes), so a kill point is deterministic: e.g. ``hang-<exec>``
+makes that executor wait until the file ``release-<exec>`` exists, after printing GOT.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from agentic_core import (
+    Case,
+    Default,
+    Executor,
+    RetryPolicy,
+    Workflow,
+    WorkflowBuilder,
+    WorkflowContext,
+    handler,
+)
+
+
+def _flags() -> Path | None:
+    value = os.environ.get("AGENTIC_TEST_FLAGS")
+    return Path(value) if value else None
+
+
+def _flag(name: str) -> bool:
+    flags = _flags()
+    return flags is not None and (flags / name).exists()
+
+
+def _record(name: str, line: str) -> None:
+    flags = _flags()
+    if flags is not None:
+        with (flags / name).open("a") as f:
+            f.write(line + "\n")
+
+
+class Blob(BaseModel):
+    """A large payload (claim-check tests)."""
+
+    text: str
+
+
+class Step(Executor):
+    """Adds its number, records each execution, misbehaves when a flag file says so."""
+
+    def __init__(self, id: str, add: int) -> None:
+        super().__init__(id)
+        self.add = add
+
+    @handler
+    async def on_int(self, message: int, ctx: WorkflowContext[int, int]) -> None:
+        await self._step(message, ctx)
+
+    @handler
+    async def on_list(self, message: list[int], ctx: WorkflowContext[int, int]) -> None:
+        await self._step(sum(message), ctx)
+
+    async def _step(self, value: int, ctx: WorkflowContext[int, int]) -> None:
+        _record(f"ran-{self.id}", ctx.invocation_id)
+        if _flag(f"hang-{self.id}") and not _flag(f"release-{self.id}"):
+            print(f"GOT {ctx.invocation_id}", flush=True)
+            while not _flag(f"release-{self.id}"):
+                await asyncio.sleep(0.02)
+        if _flag(f"poison-{self.id}"):
+            print(f"POISON {ctx.invocation_id}", flush=True)
+            sys.stdout.flush()
+            os._exit(3)
+        if _flag(f"fail-{self.id}") and ctx.attempt < 3:
+            raise RuntimeError(f"{self.id} fails on attempt {ctx.attempt}")
+        if ctx.previous_errors:
+            _record(f"previous-{self.id}", str(len(ctx.previous_errors)))
+        out = value + self.add
+        await ctx.yield_output(out)
+        await ctx.send_message(out)
+
+
+class Sink(Executor):
+    """Ends a branch: yields what it gets."""
+
+    @handler
+    async def on_int(self, message: int, ctx: WorkflowContext[None, int]) -> None:
+        await ctx.yield_output(message * 10)
+
+    @handler
+    async def on_list(self, message: list[int], ctx: WorkflowContext[None, int]) -> None:
+        await ctx.yield_output(sum(message) * 10)
+
+
+def pipeline() -> Workflow:
+    """start -> fan-out a, b, c -> fan-in join -> tail -> sink (5 supersteps)."""
+    start, a, b, c = Step("start", 1), Step("a", 10), Step("b", 100), Step("c", 1000)
+    join, tail, sink = Step("join", 0), Step("tail", 7), Sink("sink")
+    retry = RetryPolicy(max_attempts=3, backoff_s=0.05)
+    a.retry = retry
+    return (
+        WorkflowBuilder("bus-pipeline")
+        .set_start_executor(start)
+        .add_fan_out_edge(start, [a, b, c])
+        .add_fan_in_edge([a, b, c], join)
+        .add_edge(join, tail)
+        .add_edge(tail, sink)
+        .build()
+    )
+
+
+class Echo(Executor):
+    """Echoes a Blob (claim-check tests)."""
+
+    @handler
+    async def on_blob(self, message: Blob, ctx: WorkflowContext[Blob, Blob]) -> None:
+        await ctx.yield_output(Blob(text=message.text[::-1]))
+
+
+def large() -> Workflow:
+    """One executor echoing a large pydantic payload."""
+    return WorkflowBuilder("bus-large").set_start_executor(Echo("echo")).build()
+
+
+# -- random graphs (parity with LocalRuntime) -----------------------------------------------------
+
+
+class Node(Executor):
+    """A node of a random graph: a deterministic function of its input."""
+
+    def __init__(self, id: str, factor: int, emit: bool) -> None:
+        super().__init__(id)
+        self.factor = factor
+        self.emit = emit
+
+    @handler
+    async def on_int(self, message: int, ctx: WorkflowContext[int, int]) -> None:
+        await self._step(message, ctx)
+
+    @handler
+    async def on_list(self, message: list[int], ctx: WorkflowContext[int, int]) -> None:
+        await self._step(sum(message) + len(message), ctx)
+
+    async def _step(self, value: int, ctx: WorkflowContext[int, int]) -> None:
+        out = (value * self.factor + 3) % 1000
+        state = await ctx.get_shared_state("seen") if ctx.superstep else None
+        await ctx.set_shared_state("seen", (state or 0) + 1)
+        if self.emit:
+            await ctx.yield_output(out)
+        await ctx.send_message(out)
+
+
+def random_graph(seed: int) -> Workflow:
+    """A random DAG over all five edge types, from ``seed`` (the same in every process)."""
+    rng = random.Random(seed)
+    n = rng.randint(4, 8)
+    nodes = [Node(f"n{i}", rng.randint(2, 9), emit=rng.random() < 0.6) for i in range(n)]
+    builder = WorkflowBuilder(f"random-{seed}").set_start_executor(nodes[0])
+    for node in nodes:
+        builder.add_executor(node)
+    reached = {0}
+    for i in range(1, n):
+        src = rng.choice(sorted(x for x in reached if x < i))
+        kind = rng.choice(["direct", "conditional", "switch", "fan_out", "fan_in"])
+        if kind == "fan_in" and len([x for x in reached if x < i]) >= 2:
+            sources = rng.sample(sorted(x for x in reached if x < i), 2)
+            builder.add_fan_in_edge([nodes[s] for s in sources], nodes[i])
+            builder.add_edge(nodes[src], nodes[i])  # so it is reached even if a source is not
+        elif kind == "conditional":
+            modulus = rng.randint(2, 3)
+            builder.add_conditional_edge(nodes[src], nodes[i], lambda m, k=modulus: _value(m) % k != 0)
+            builder.add_edge(nodes[src], nodes[i]) if rng.random() < 0.3 else None
+        elif kind == "switch" and i + 1 < n:
+            modulus = rng.randint(2, 4)
+            builder.add_switch_edge(
+                nodes[src],
+                [Case(lambda m, k=modulus: _value(m) % k == 0, nodes[i]), Default(nodes[i + 1])],
+            )
+            reached.add(i + 1)
+        elif kind == "fan_out" and i + 1 < n:
+            builder.add_fan_out_edge(nodes[src], [nodes[i], nodes[i + 1]])
+            reached.add(i + 1)
+        else:
+            builder.add_edge(nodes[src], nodes[i])
+        reached.add(i)
+    return builder.build()
+
+
+def _value(message: Any) -> int:
+    return sum(message) if isinstance(message, list) else int(message)
+
+
+def build(name: str | None = None) -> Workflow:
+    """The graph named by ``name`` or ``AGENTIC_TEST_GRAPH`` (``pipeline``, ``large``,
+    ``random-<seed>``): the factory worker processes load."""
+    chosen = name or os.environ.get("AGENTIC_TEST_GRAPH", "pipeline")
+    if chosen.startswith("random-"):
+        return random_graph(int(chosen.removeprefix("random-")))
+    return {"pipeline": pipeline, "large": large}[chosen]()

@@ -1,0 +1,100 @@
+"""NatsRuntime gives the same outputs, in the same order, as LocalRuntime (in-process workers
+on their own connections, a real nats-server)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from bus_graphs import Blob, large, pipeline, random_graph
+
+from agentic_bus import NatsRuntime, PoolSettings, Worker
+from agentic_core import Workflow, WorkflowExecutionError
+
+SETTINGS = PoolSettings(ack_wait_s=1.0, max_deliver=3)
+
+
+@contextlib.asynccontextmanager
+async def workers(workflow: Workflow, url: str, n: int = 2) -> AsyncIterator[list[Worker]]:
+    started = [Worker(workflow, url, slots=4, settings=SETTINGS) for _ in range(n)]
+    tasks = [asyncio.create_task(w.run()) for w in started]
+    await asyncio.gather(*(w.wait_ready() for w in started))
+    try:
+        yield started
+    finally:
+        for w in started:
+            w.stop()
+        await asyncio.gather(*tasks)
+
+
+async def test_the_pipeline_matches_the_local_run(nats_server: str) -> None:
+    workflow = pipeline()
+    local = await workflow.run(1)
+    async with workers(workflow, nats_server) as pool, NatsRuntime(
+        nats_server, settings=SETTINGS, worker_wait_s=5
+    ) as runtime:
+        remote = await workflow.run(1, runtime=runtime)
+    assert sum(w.tasks_done for w in pool) == 7  # one task per invocation, none twice
+    assert remote.outputs == local.outputs
+    assert remote.status == local.status
+
+
+@pytest.mark.parametrize("seed", range(20))
+async def test_random_graphs_match_the_local_run(nats_server: str, seed: int) -> None:
+    workflow = random_graph(seed)
+    local = await workflow.run(seed)
+    async with workers(workflow, nats_server, n=1), NatsRuntime(
+        nats_server, settings=SETTINGS, worker_wait_s=5
+    ) as runtime:
+        remote = await workflow.run(seed, runtime=runtime)
+        streamed = [
+            type(e).__name__
+            async for e in workflow.run_stream(seed, runtime=runtime)
+            if type(e).__name__ not in {"WorkflowStartedEvent", "WorkflowCompletedEvent"}
+        ]
+    local_stream = [
+        type(e).__name__
+        async for e in workflow.run_stream(seed)
+        if type(e).__name__ not in {"WorkflowStartedEvent", "WorkflowCompletedEvent"}
+    ]
+    assert remote.outputs == local.outputs
+    assert streamed == local_stream
+
+
+async def test_a_3_mb_payload_goes_by_claim_check(nats_server: str) -> None:
+    workflow = large()
+    text = "abcdefghij" * 300_000
+    async with workers(workflow, nats_server, n=1), NatsRuntime(
+        nats_server, settings=SETTINGS, worker_wait_s=5
+    ) as runtime:
+        result = await workflow.run(Blob(text=text), runtime=runtime)
+    assert result.outputs == [Blob(text=text[::-1])]
+
+
+async def test_no_worker_is_a_clear_error_naming_the_pool(nats_server: str) -> None:
+    workflow = random_graph(99)
+    async with NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=1.5) as runtime:
+        with pytest.raises(WorkflowExecutionError, match="no worker serves pool") as caught:
+            await workflow.run(1, runtime=runtime)
+        assert runtime.pool_for(workflow, "n0") in str(caught.value)
+
+
+async def test_retries_see_previous_errors_across_workers(
+    nats_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTIC_TEST_FLAGS", str(tmp_path))
+    (tmp_path / "fail-a").touch()
+    workflow = pipeline()
+    async with workers(workflow, nats_server, n=2), NatsRuntime(
+        nats_server, settings=SETTINGS, worker_wait_s=5
+    ) as runtime:
+        remote = await workflow.run(1, runtime=runtime)
+    ran = (tmp_path / "ran-a").read_text().split()
+    monkeypatch.delenv("AGENTIC_TEST_FLAGS")
+    local = await workflow.run(1)
+    assert remote.outputs == local.outputs
+    assert [r.rsplit(".", 1)[1] for r in ran] == ["1", "2", "3"]
+    assert (tmp_path / "previous-a").read_text().split() == ["2"]
