@@ -1,0 +1,121 @@
+"""Faults under NatsRuntime with worker processes: SIGKILL, SIGSTOP, poison tasks, workers of
+another graph. Every run either gives the local run's outputs with one stored result per task,
+or fails with an error naming what went wrong."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import nats
+import pytest
+from bus_graphs import pipeline
+from worker_procs import WorkerProcess, start_workers
+
+from agentic_bus import NatsRuntime, PoolSettings
+from agentic_core import WorkflowExecutionError
+
+SETTINGS = PoolSettings(ack_wait_s=1.0, max_deliver=3)
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def flags(tmp_path: Path) -> Path:
+    return tmp_path
+
+
+@pytest.fixture
+def procs() -> Iterator[list[WorkerProcess]]:
+    started: list[WorkerProcess] = []
+    yield started
+    for proc in started:
+        proc.stop()
+
+
+async def _holder(procs: list[WorkerProcess], timeout_s: float = 20.0) -> WorkerProcess:
+    for _ in range(int(timeout_s / 0.02)):
+        for proc in procs:
+            if proc.saw("GOT"):
+                return proc
+        await asyncio.sleep(0.02)
+    raise AssertionError("no worker took the hanging task")
+
+
+async def _stored_results(url: str, subject: str) -> int:
+    client = await nats.connect(url)
+    try:
+        info = await client.jetstream().stream_info("AGENTIC_RESULTS", subjects_filter=subject)
+        return sum((info.state.subjects or {}).values())
+    finally:
+        await client.close()
+
+
+async def test_a_worker_killed_mid_task_loses_nothing(
+    nats_server: str, flags: Path, procs: list[WorkerProcess]
+) -> None:
+    procs += start_workers(nats_server, flags, "pipeline", 3)
+    (flags / "hang-b").touch()
+    workflow = pipeline()
+    async with NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=10) as runtime:
+        running = asyncio.create_task(workflow.run(1, runtime=runtime))
+        holder = await _holder(procs)
+        holder.signal(signal.SIGKILL)
+        (flags / "release-b").touch()
+        result = await asyncio.wait_for(running, 30)
+        ran = (flags / "ran-b").read_text().split()
+        assert len(ran) == 2 and ran[0] == ran[1]  # the same invocation id, run twice
+        run_id = ran[0].split(".")[0]
+        assert await _stored_results(nats_server, f"agentic.result.{run_id}.1.b.1") == 1
+    local = await pipeline().run(1)
+    assert result.outputs == local.outputs
+
+
+async def test_a_paused_worker_is_overtaken_and_its_late_result_is_refused(
+    nats_server: str, flags: Path, procs: list[WorkerProcess]
+) -> None:
+    procs += start_workers(nats_server, flags, "pipeline", 2)
+    (flags / "hang-c").touch()
+    workflow = pipeline()
+    async with NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=10) as runtime:
+        running = asyncio.create_task(workflow.run(1, runtime=runtime))
+        holder = await _holder(procs)
+        holder.signal(signal.SIGSTOP)
+        (flags / "release-c").touch()
+        result = await asyncio.wait_for(running, 30)
+        holder.signal(signal.SIGCONT)
+        holder.wait_for("", 5)
+        for _ in range(200):  # the paused worker finishes its copy and is refused
+            if any("already_stored" in line for line in holder.lines):
+                break
+            await asyncio.sleep(0.05)
+        assert any("already_stored" in line for line in holder.lines), holder.lines[-10:]
+        run_id = (flags / "ran-c").read_text().split()[0].split(".")[0]
+        assert await _stored_results(nats_server, f"agentic.result.{run_id}.1.c.1") == 1
+    assert result.outputs == (await pipeline().run(1)).outputs
+
+
+async def test_a_poison_task_fails_the_run_naming_the_executor(
+    nats_server: str, flags: Path, procs: list[WorkerProcess]
+) -> None:
+    procs += start_workers(nats_server, flags, "pipeline", 3)
+    (flags / "poison-join").touch()
+    workflow = pipeline()
+    async with NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=10) as runtime:
+        with pytest.raises(WorkflowExecutionError, match="max_deliver=3") as caught:
+            await asyncio.wait_for(workflow.run(1, runtime=runtime), 30)
+    assert caught.value.executor_id == "join"
+    assert "'join'" in str(caught.value)
+    assert sum(proc.saw("POISON") for proc in procs) == 3
+
+
+async def test_a_worker_of_another_graph_on_the_pool_fails_the_run_fast(
+    nats_server: str, flags: Path, procs: list[WorkerProcess]
+) -> None:
+    workflow = pipeline()
+    async with NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=10) as runtime:
+        pool = runtime.pool_for(workflow, "start")
+        procs += start_workers(nats_server, flags, "random-3", 1, "--pool", pool)
+        with pytest.raises(WorkflowExecutionError, match="fingerprint"):
+            await asyncio.wait_for(workflow.run(1, runtime=runtime), 20)
