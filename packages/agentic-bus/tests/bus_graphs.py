@@ -54,8 +54,8 @@ class Blob(BaseModel):
 class Step(Executor):
     """Adds its number, records each execution, misbehaves when a flag file says so."""
 
-    def __init__(self, id: str, add: int) -> None:
-        super().__init__(id)
+    def __init__(self, executor_id: str, add: int) -> None:
+        super().__init__(executor_id)
         self.add = add
 
     @handler
@@ -68,9 +68,12 @@ class Step(Executor):
 
     async def _step(self, value: int, ctx: WorkflowContext[int, int]) -> None:
         _record(f"ran-{self.id}", ctx.invocation_id)
+        pause = float(os.environ.get("AGENTIC_TEST_STEP_SLEEP", "0"))
+        if pause:
+            await asyncio.sleep(pause)
         if _flag(f"hang-{self.id}") and not _flag(f"release-{self.id}"):
             print(f"GOT {ctx.invocation_id}", flush=True)
-            while not _flag(f"release-{self.id}"):
+            while not _flag(f"release-{self.id}"):  # noqa: ASYNC110 - another process's file
                 await asyncio.sleep(0.02)
         if _flag(f"poison-{self.id}"):
             print(f"POISON {ctx.invocation_id}", flush=True)
@@ -95,6 +98,24 @@ class Sink(Executor):
     @handler
     async def on_list(self, message: list[int], ctx: WorkflowContext[None, int]) -> None:
         await ctx.yield_output(sum(message) * 10)
+
+
+def loop(rounds: int = 6) -> Workflow:
+    """start -> fan-out a, b, c -> fan-in join -> back to the fan-out while below a bound:
+    ``rounds`` rounds of 2 supersteps, outputs at every step (crash tests)."""
+    start, a, b, c = Step("start", 1), Step("a", 10), Step("b", 100), Step("c", 1000)
+    join = Step("join", 0)
+    limit = 1116 * 3**rounds  # join roughly triples each round
+    return (
+        WorkflowBuilder("bus-loop", max_supersteps=4 * rounds + 4)
+        .set_start_executor(start)
+        .add_fan_out_edge(start, [a, b, c])
+        .add_fan_out_edge(
+            join, [a, b, c], selection=lambda m, n: list(range(n)) if m < limit else []
+        )
+        .add_fan_in_edge([a, b, c], join)
+        .build()
+    )
 
 
 def pipeline() -> Workflow:
@@ -133,8 +154,8 @@ def large() -> Workflow:
 class Node(Executor):
     """A node of a random graph: a deterministic function of its input."""
 
-    def __init__(self, id: str, factor: int, emit: bool) -> None:
-        super().__init__(id)
+    def __init__(self, executor_id: str, factor: int, emit: bool) -> None:
+        super().__init__(executor_id)
         self.factor = factor
         self.emit = emit
 
@@ -173,7 +194,9 @@ def random_graph(seed: int) -> Workflow:
             builder.add_edge(nodes[src], nodes[i])  # so it is reached even if a source is not
         elif kind == "conditional":
             modulus = rng.randint(2, 3)
-            builder.add_conditional_edge(nodes[src], nodes[i], lambda m, k=modulus: _value(m) % k != 0)
+            builder.add_conditional_edge(
+                nodes[src], nodes[i], lambda m, k=modulus: _value(m) % k != 0
+            )
             builder.add_edge(nodes[src], nodes[i]) if rng.random() < 0.3 else None
         elif kind == "switch" and i + 1 < n:
             modulus = rng.randint(2, 4)
@@ -201,4 +224,4 @@ def build(name: str | None = None) -> Workflow:
     chosen = name or os.environ.get("AGENTIC_TEST_GRAPH", "pipeline")
     if chosen.startswith("random-"):
         return random_graph(int(chosen.removeprefix("random-")))
-    return {"pipeline": pipeline, "large": large}[chosen]()
+    return {"pipeline": pipeline, "large": large, "loop": loop}[chosen]()

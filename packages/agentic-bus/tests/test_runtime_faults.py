@@ -65,7 +65,8 @@ async def test_a_worker_killed_mid_task_loses_nothing(
         (flags / "release-b").touch()
         result = await asyncio.wait_for(running, 30)
         ran = (flags / "ran-b").read_text().split()
-        assert len(ran) == 2 and ran[0] == ran[1]  # the same invocation id, run twice
+        assert len(ran) == 2
+        assert ran[0] == ran[1]
         run_id = ran[0].split(".")[0]
         assert await _stored_results(nats_server, f"agentic.result.{run_id}.1.b.1") == 1
     local = await pipeline().run(1)

@@ -33,9 +33,10 @@ async def workers(workflow: Workflow, url: str, n: int = 2) -> AsyncIterator[lis
 async def test_the_pipeline_matches_the_local_run(nats_server: str) -> None:
     workflow = pipeline()
     local = await workflow.run(1)
-    async with workers(workflow, nats_server) as pool, NatsRuntime(
-        nats_server, settings=SETTINGS, worker_wait_s=5
-    ) as runtime:
+    async with (
+        workers(workflow, nats_server) as pool,
+        NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=5) as runtime,
+    ):
         remote = await workflow.run(1, runtime=runtime)
     assert sum(w.tasks_done for w in pool) == 7  # one task per invocation, none twice
     assert remote.outputs == local.outputs
@@ -46,9 +47,10 @@ async def test_the_pipeline_matches_the_local_run(nats_server: str) -> None:
 async def test_random_graphs_match_the_local_run(nats_server: str, seed: int) -> None:
     workflow = random_graph(seed)
     local = await workflow.run(seed)
-    async with workers(workflow, nats_server, n=1), NatsRuntime(
-        nats_server, settings=SETTINGS, worker_wait_s=5
-    ) as runtime:
+    async with (
+        workers(workflow, nats_server, n=1),
+        NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=5) as runtime,
+    ):
         remote = await workflow.run(seed, runtime=runtime)
         streamed = [
             type(e).__name__
@@ -67,9 +69,10 @@ async def test_random_graphs_match_the_local_run(nats_server: str, seed: int) ->
 async def test_a_3_mb_payload_goes_by_claim_check(nats_server: str) -> None:
     workflow = large()
     text = "abcdefghij" * 300_000
-    async with workers(workflow, nats_server, n=1), NatsRuntime(
-        nats_server, settings=SETTINGS, worker_wait_s=5
-    ) as runtime:
+    async with (
+        workers(workflow, nats_server, n=1),
+        NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=5) as runtime,
+    ):
         result = await workflow.run(Blob(text=text), runtime=runtime)
     assert result.outputs == [Blob(text=text[::-1])]
 
@@ -88,9 +91,10 @@ async def test_retries_see_previous_errors_across_workers(
     monkeypatch.setenv("AGENTIC_TEST_FLAGS", str(tmp_path))
     (tmp_path / "fail-a").touch()
     workflow = pipeline()
-    async with workers(workflow, nats_server, n=2), NatsRuntime(
-        nats_server, settings=SETTINGS, worker_wait_s=5
-    ) as runtime:
+    async with (
+        workers(workflow, nats_server, n=2),
+        NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=5) as runtime,
+    ):
         remote = await workflow.run(1, runtime=runtime)
     ran = (tmp_path / "ran-a").read_text().split()
     monkeypatch.delenv("AGENTIC_TEST_FLAGS")

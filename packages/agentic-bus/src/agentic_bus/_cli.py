@@ -72,7 +72,8 @@ async def _serve(args: argparse.Namespace) -> None:
     ready = asyncio.create_task(worker.wait_ready())
     await asyncio.wait({running, ready}, return_when=asyncio.FIRST_COMPLETED)
     if ready.done():
-        print(f"READY {worker.worker_id} pool={worker.pool}", flush=True)
+        sys.stdout.write(f"READY {worker.worker_id} pool={worker.pool}\n")  # the supervisor's cue
+        sys.stdout.flush()
     else:
         ready.cancel()
     await running

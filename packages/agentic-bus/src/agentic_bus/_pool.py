@@ -17,17 +17,36 @@ from agentic_bus._subjects import Subjects, subject_token
 from agentic_core import WorkflowGraph
 
 __all__ = [
+    "EVENTS_STREAM",
     "RESULTS_STREAM",
     "TASKS_STREAM",
     "PoolSettings",
     "consumer_name",
+    "declare_events_stream",
     "declare_streams",
     "ensure_pool_consumer",
+    "events_stream_config",
     "pool_of",
 ]
 
 TASKS_STREAM = "AGENTIC_TASKS"
 RESULTS_STREAM = "AGENTIC_RESULTS"
+EVENTS_STREAM = "AGENTIC_EVENTS"
+
+
+def events_stream_config(
+    subjects: Subjects, max_age_s: float = 7 * 24 * 3600.0
+) -> api.StreamConfig:
+    """``AGENTIC_EVENTS``: every ``agentic.workflow.>`` message (events, committed supersteps)."""
+    return api.StreamConfig(
+        name=EVENTS_STREAM,
+        subjects=[f"{subjects.prefix}.workflow.>"],
+        retention=api.RetentionPolicy.LIMITS,
+        storage=api.StorageType.FILE,
+        max_age=max_age_s,
+        duplicate_window=120.0,
+        max_msg_size=2 * 1024 * 1024,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +114,11 @@ async def declare_streams(js: JetStreamContext, subjects: Subjects, settings: Po
             max_msg_size=2 * 1024 * 1024,
         ),
     )
+
+
+async def declare_events_stream(js: JetStreamContext, subjects: Subjects) -> None:
+    """``AGENTIC_EVENTS`` (workflow events and the committed log)."""
+    await ensure_stream(js, events_stream_config(subjects))
 
 
 async def ensure_pool_consumer(
