@@ -25,5 +25,5 @@ def test_version_is_a_release_string() -> None:
 
 
 def test_the_api_names_are_exported() -> None:
-    expected = {"NatsBus", "Subjects"}
+    expected = {"NatsBus", "Subjects", "NatsRuntime", "Worker", "ProxyAgent", "serve_agent"}
     assert expected <= set(agentic_bus.__all__)

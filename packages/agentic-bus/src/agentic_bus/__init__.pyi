@@ -1,3 +1,8 @@
+from agentic_bus._agent_proxy import ProxyAgent as ProxyAgent
+from agentic_bus._agent_proxy import RemoteThreadStore as RemoteThreadStore
+from agentic_bus._agent_server import AgentServer as AgentServer
+from agentic_bus._agent_server import serve_agent as serve_agent
+from agentic_bus._agent_wire import RemoteAgentError as RemoteAgentError
 from agentic_bus._bus import NatsBus as NatsBus
 from agentic_bus._bus import NatsSubscription as NatsSubscription
 from agentic_bus._connect import connect_nats as connect_nats
