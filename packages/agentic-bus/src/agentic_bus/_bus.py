@@ -24,12 +24,16 @@ from agentic_core import (
     BusTimeoutError,
     NoRespondersError,
 )
-from agentic_core.stores import check_headers, check_subject, encode_bus_payload
+from agentic_core.stores import (
+    QueuedSubscription,
+    check_headers,
+    check_subject,
+    encode_bus_payload,
+)
 
 __all__ = ["NatsBus", "NatsSubscription"]
 
 _log = structlog.get_logger("agentic_bus")
-_END = object()
 
 
 def bus_message(msg: Msg) -> BusMessage:
@@ -42,45 +46,12 @@ def bus_message(msg: Msg) -> BusMessage:
     )
 
 
-class NatsSubscription:
+class NatsSubscription(QueuedSubscription):
     """One subscription of a ``NatsBus``: iterate it for ``BusMessage``s, in order."""
 
     def __init__(self, subject: str, queue: str | None, max_pending: int) -> None:
-        self._subject = subject
-        self._queue_name = queue
-        self._pending: asyncio.Queue[BusMessage | object] = asyncio.Queue()
-        self._max_pending = max_pending
+        super().__init__(subject, queue, max_pending)
         self._handle: NatsSubscriptionHandle | None = None
-        self._ended = False
-        self.dropped = 0
-        """Messages lost because ``max_pending`` were already waiting (a slow consumer)."""
-
-    def __repr__(self) -> str:
-        queue = f", queue={self._queue_name!r}" if self._queue_name else ""
-        return f"NatsSubscription({self._subject!r}{queue})"
-
-    @property
-    def subject(self) -> str:
-        """The subject pattern subscribed to."""
-        return self._subject
-
-    @property
-    def queue(self) -> str | None:
-        """The queue group, if any."""
-        return self._queue_name
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> BusMessage:
-        if self._ended and self._pending.empty():
-            raise StopAsyncIteration
-        item = await self._pending.get()
-        if item is _END:
-            self._ended = True
-            raise StopAsyncIteration
-        assert isinstance(item, BusMessage)  # noqa: S101 - only messages and _END are queued
-        return item
 
     async def unsubscribe(self) -> None:
         """Stop receiving; the iteration ends after the messages already received (idempotent)."""
@@ -94,23 +65,8 @@ class NatsSubscription:
         self.end()
 
     async def _receive(self, msg: Msg) -> None:
-        """nats-py's callback: queue the message (dropped, and counted, past ``max_pending``)."""
-        if self._ended:
-            return
-        if self._pending.qsize() >= self._max_pending:
-            self.dropped += 1
-            if self.dropped == 1:
-                _log.warning(
-                    "bus_slow_consumer", subject=self._subject, max_pending=self._max_pending
-                )
-            return
-        self._pending.put_nowait(bus_message(msg))
-
-    def end(self) -> None:
-        """No more messages after those already queued."""
-        if not self._ended:
-            self._ended = True
-            self._pending.put_nowait(_END)
+        """nats-py's callback."""
+        self.deliver(bus_message(msg))
 
 
 class NatsBus:

@@ -22,7 +22,7 @@ import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Final, NoReturn, Self, TypeVar
+from typing import Final, NoReturn, TypeVar
 
 import structlog
 from nats.aio.client import Client as NatsClient
@@ -33,7 +33,7 @@ from agentic_bus._bus import NatsBus
 from agentic_bus._connect import DEFAULT_NATS_URL
 from agentic_bus._errors import CoordinatorFencedError
 from agentic_bus._kv_keys import encode_key
-from agentic_bus._kv_parts import KVBucket, RevisionMismatchError, StoredValueError
+from agentic_bus._kv_parts import KVBacked, KVBucket, RevisionMismatchError, StoredValueError
 from agentic_core import Checkpoint, CheckpointError, CheckpointMetadata, StorageError
 from agentic_core.stores import checkpoint_order
 
@@ -86,7 +86,7 @@ class _Claim:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
-class NatsCheckpointStore:
+class NatsCheckpointStore(KVBacked):
     """A ``CheckpointStore`` in a NATS JetStream KV bucket, with fencing for distributed runs.
 
     Each checkpoint is its own key (``load`` by id is one read), with its metadata under a
@@ -145,29 +145,6 @@ class NatsCheckpointStore:
             owner="NatsCheckpointStore",
         )
         self._claims: dict[str, _Claim] = {}
-
-    @property
-    def bucket(self) -> str:
-        """The KV bucket's name."""
-        return self._bucket.bucket
-
-    @property
-    def url(self) -> str:
-        """The server's URL with credentials masked."""
-        return self._bucket.label
-
-    def __repr__(self) -> str:
-        return f"NatsCheckpointStore({self._bucket.label!r}, bucket={self._bucket.bucket!r})"
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        """Close the connection the store opened (idempotent); a given bus or client stays open."""
-        await self._bucket.close()
 
     # -- the CheckpointStore protocol ------------------------------------------------------------
 

@@ -45,7 +45,7 @@ import math
 import secrets
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, cast
+from typing import Final, Self, cast
 
 import nats.errors
 import structlog
@@ -66,6 +66,7 @@ from agentic_core import BusError, StorageError
 __all__ = [
     "DEFAULT_MAX_VALUE_SIZE",
     "DEFAULT_PART_SIZE",
+    "KVBacked",
     "KVBucket",
     "KVTarget",
     "Manifest",
@@ -186,6 +187,35 @@ class Written:
 
     revision: int
     previous_headers: Mapping[str, str] | None
+
+
+class KVBacked:
+    """What every store over one ``KVBucket`` shares: its name, URL, repr and lifecycle."""
+
+    _bucket: KVBucket
+
+    @property
+    def bucket(self) -> str:
+        """The KV bucket's name."""
+        return self._bucket.bucket
+
+    @property
+    def url(self) -> str:
+        """The server's URL with credentials masked."""
+        return self._bucket.label
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._bucket.label!r}, bucket={self._bucket.bucket!r})"
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the connection the store opened (idempotent); a given bus or client stays open."""
+        await self._bucket.close()
 
 
 class KVBucket:

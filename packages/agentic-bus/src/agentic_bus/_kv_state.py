@@ -5,21 +5,21 @@ from __future__ import annotations
 import builtins
 import json
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import Any
 
 from nats.aio.client import Client as NatsClient
 
 from agentic_bus._bus import NatsBus
 from agentic_bus._connect import DEFAULT_NATS_URL
 from agentic_bus._kv_keys import decode_key, encode_key
-from agentic_bus._kv_parts import DEFAULT_PART_SIZE, KVBucket
+from agentic_bus._kv_parts import DEFAULT_PART_SIZE, KVBacked, KVBucket
 from agentic_core import StorageError
 from agentic_core.stores import encode_json_value
 
 __all__ = ["NatsKVStateStore"]
 
 
-class NatsKVStateStore:
+class NatsKVStateStore(KVBacked):
     """A ``StateStore`` in a NATS JetStream KV bucket: JSON values, per-key TTLs, any key.
 
     Keys are any string: each is escaped into one KV token (``-``, ``_``, ``/``, letters and
@@ -76,29 +76,6 @@ class NatsKVStateStore:
             needs_ttl=True,
             owner="NatsKVStateStore",
         )
-
-    @property
-    def bucket(self) -> str:
-        """The KV bucket's name."""
-        return self._bucket.bucket
-
-    @property
-    def url(self) -> str:
-        """The server's URL with credentials masked."""
-        return self._bucket.label
-
-    def __repr__(self) -> str:
-        return f"NatsKVStateStore({self._bucket.label!r}, bucket={self._bucket.bucket!r})"
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        """Close the connection the store opened (idempotent); a given bus or client stays open."""
-        await self._bucket.close()
 
     async def get(self, key: str) -> Any | None:
         """The value under ``key``, or None if it is missing or expired.

@@ -24,14 +24,12 @@ PROTOCOL_VERSION = 1
 
 
 class BlobRef(BaseModel):
-    """A claim check: a large body stored as KV parts (``<key>.<n>``)."""
+    """A claim check: a large body stored in KV under ``key``."""
 
     model_config = ConfigDict(frozen=True)
 
     key: str
-    parts: int
     size: int
-    sha256: str
 
 
 class TaskMessage(BaseModel):

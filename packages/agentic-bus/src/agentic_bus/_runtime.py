@@ -200,7 +200,7 @@ class NatsRuntime:
                 )  # fmt: skip
                 js = client.jetstream()  # pyright: ignore[reportUnknownMemberType]
                 await declare_streams(js, self.subjects, self.settings)
-                self._client, self._blobs, self._js = client, Blobs(js), js
+                self._client, self._blobs, self._js = client, Blobs(client), js
         return self._js
 
     @property

@@ -133,7 +133,7 @@ class Worker:
             subscription = await js.pull_subscribe_bind(
                 durable=consumer_name(self.pool), stream=TASKS_STREAM
             )
-            blobs = Blobs(js)
+            blobs = Blobs(client)
             self._ready.set()
             _log.info("worker_ready", worker=self.worker_id, pool=self.pool, slots=self.slots)
             held: list[Msg] = []

@@ -3,7 +3,8 @@
 The lowercase names are for the authors of other back-ends, so every one behaves alike:
 ``encode_json_value`` (the JSON-ability check of every ``StateStore``), the subject, payload and
 header rules of every ``MessageBus`` (``check_subject``, ``subject_matches``,
-``encode_bus_payload``, ``check_headers``), ``checkpoint_order`` (the
+``encode_bus_payload``, ``check_headers``, and ``QueuedSubscription``, the receiving end of a
+subscription), ``checkpoint_order`` (the
 order every ``CheckpointStore`` lists in), and the checks and filter parser every ``VectorStore``
 applies (``check_distance``, ``check_vector``, ``check_vector_points``, ``parse_vector_filter``
 into ``VectorCondition``s).
@@ -29,6 +30,7 @@ from agentic_core.stores._memory_checkpoint import InMemoryCheckpointStore
 from agentic_core.stores._memory_state import InMemoryStateStore
 from agentic_core.stores._memory_vector import InMemoryVectorStore
 from agentic_core.stores._state_checkpoint import StateStoreCheckpointStore
+from agentic_core.stores._subscription_queue import QueuedSubscription
 from agentic_core.stores._vector_filter import VectorCondition, parse_vector_filter
 from agentic_core.stores._vector_rules import check_distance, check_vector, check_vector_points
 
@@ -43,6 +45,7 @@ __all__ = [
     "InMemoryStateStore",
     "InMemorySubscription",
     "InMemoryVectorStore",
+    "QueuedSubscription",
     "StateStoreCheckpointStore",
     "VectorCondition",
     "check_distance",

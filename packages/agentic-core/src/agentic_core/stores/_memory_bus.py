@@ -17,74 +17,22 @@ from agentic_core.stores._bus_rules import (
     encode_bus_payload,
     subject_matches,
 )
+from agentic_core.stores._subscription_queue import QueuedSubscription
 
 _log = structlog.get_logger(__name__)
-_END = object()
 
 
-class InMemorySubscription:
+class InMemorySubscription(QueuedSubscription):
     """One subscription of an ``InMemoryBus``: iterate it for messages."""
 
     def __init__(self, bus: InMemoryBus, subject: str, queue: str | None, max_pending: int) -> None:
+        super().__init__(subject, queue, max_pending)
         self._bus = bus
-        self._subject = subject
-        self._queue_name = queue
-        self._pending: asyncio.Queue[BusMessage | object] = asyncio.Queue()
-        self._max_pending = max_pending
-        self._ended = False
-        self.dropped = 0
-        """Messages lost because ``max_pending`` were already waiting (a slow consumer)."""
-
-    def __repr__(self) -> str:
-        queue = f", queue={self._queue_name!r}" if self._queue_name else ""
-        return f"InMemorySubscription({self._subject!r}{queue})"
-
-    @property
-    def subject(self) -> str:
-        """The subject pattern subscribed to."""
-        return self._subject
-
-    @property
-    def queue(self) -> str | None:
-        """The queue group, if any."""
-        return self._queue_name
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> BusMessage:
-        if self._ended and self._pending.empty():
-            raise StopAsyncIteration
-        item = await self._pending.get()
-        if item is _END:
-            self._ended = True
-            raise StopAsyncIteration
-        assert isinstance(item, BusMessage)  # noqa: S101 - only messages and _END are queued
-        return item
 
     async def unsubscribe(self) -> None:
         """Stop receiving; the iteration ends (idempotent)."""
         self._bus._remove(self)  # pyright: ignore[reportPrivateUsage]
         self.end()
-
-    def deliver(self, message: BusMessage) -> None:
-        """Queue ``message`` (dropped, and counted, past ``max_pending``)."""
-        if self._ended:
-            return
-        if self._pending.qsize() >= self._max_pending:
-            self.dropped += 1
-            if self.dropped == 1:
-                _log.warning(
-                    "bus_slow_consumer", subject=self._subject, max_pending=self._max_pending
-                )
-            return
-        self._pending.put_nowait(message)
-
-    def end(self) -> None:
-        """No more messages after those already queued."""
-        if not self._ended:
-            self._ended = True
-            self._pending.put_nowait(_END)
 
 
 class InMemoryBus:
