@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agentic_core import (
+    AgentRunUpdateEvent,
     Case,
     Default,
     Executor,
@@ -214,6 +215,24 @@ def random_graph(seed: int) -> Workflow:
     return builder.build()
 
 
+class Streamer(Executor):
+    """Streams three updates while it runs, like an agent, then outputs the text."""
+
+    streams_live = True
+
+    @handler
+    async def on_text(self, message: str, ctx: WorkflowContext[str, str]) -> None:
+        for word in message.split():
+            await ctx.add_event(AgentRunUpdateEvent(executor_id=self.id, update=word))
+            await asyncio.sleep(0.01)
+        await ctx.yield_output(message.upper())
+
+
+def streaming() -> Workflow:
+    """One streaming executor (live updates go worker -> coordinator over core NATS)."""
+    return WorkflowBuilder("streaming").set_start_executor(Streamer("talker")).build()
+
+
 def _value(message: Any) -> int:
     return sum(message) if isinstance(message, list) else int(message)
 
@@ -224,4 +243,4 @@ def build(name: str | None = None) -> Workflow:
     chosen = name or os.environ.get("AGENTIC_TEST_GRAPH", "pipeline")
     if chosen.startswith("random-"):
         return random_graph(int(chosen.removeprefix("random-")))
-    return {"pipeline": pipeline, "large": large, "loop": loop}[chosen]()
+    return {"pipeline": pipeline, "large": large, "loop": loop, "streaming": streaming}[chosen]()

@@ -9,10 +9,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from bus_graphs import Blob, large, pipeline, random_graph
+from bus_graphs import Blob, large, pipeline, random_graph, streaming
 
 from agentic_bus import NatsRuntime, PoolSettings, Worker
-from agentic_core import Workflow, WorkflowExecutionError
+from agentic_core import AgentRunUpdateEvent, Workflow, WorkflowExecutionError, WorkflowOutputEvent
 
 SETTINGS = PoolSettings(ack_wait_s=1.0, max_deliver=3)
 
@@ -102,3 +102,20 @@ async def test_retries_see_previous_errors_across_workers(
     assert remote.outputs == local.outputs
     assert [r.rsplit(".", 1)[1] for r in ran] == ["1", "2", "3"]
     assert (tmp_path / "previous-a").read_text().split() == ["2"]
+
+
+async def test_streaming_updates_reach_the_coordinator_live(nats_server: str) -> None:
+    workflow = streaming()
+    async with (
+        workers(workflow, nats_server, n=1),
+        NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=5) as runtime,
+    ):
+        seen = [
+            e
+            async for e in workflow.run_stream("one two three", runtime=runtime)
+            if isinstance(e, AgentRunUpdateEvent | WorkflowOutputEvent)
+        ]
+    updates = [e.update for e in seen if isinstance(e, AgentRunUpdateEvent)]
+    assert updates == ["one", "two", "three"]  # live, before the barrier's output
+    assert isinstance(seen[-1], WorkflowOutputEvent)
+    assert seen[-1].data == "ONE TWO THREE"

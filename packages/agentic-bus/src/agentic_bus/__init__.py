@@ -2,8 +2,11 @@
 
 NATS JetStream messaging, KV state stores, event streams and the distributed runtime for agentic.
 
-Status: in progress. Nothing is built yet: the package exports only ``__version__``; its
-issue describes what it will hold.
+``NatsBus`` (core's ``MessageBus``), ``Subjects``, ``NatsKVStateStore`` and ``NatsCheckpointStore``
+(JetStream KV), ``NatsEventSink`` and ``replay_events`` (the ``AGENTIC_EVENTS`` stream),
+``NatsRuntime`` and ``Worker`` (distributed supersteps that survive worker, coordinator and
+server crashes), ``ProxyAgent`` and ``serve_agent`` (agents across processes), and
+``answer_request`` (human-in-the-loop from any process).
 """
 
 from agentic_core import lazy_exports as _lazy_exports

@@ -135,6 +135,11 @@ class NatsBus:
         return f"NatsBus({redact_urls(self._servers)!r}, {state})"
 
     @property
+    def url(self) -> str:
+        """The server URL(s), credentials redacted (safe for logs and errors)."""
+        return redact_urls(self._servers)
+
+    @property
     def is_connected(self) -> bool:
         """True while the connection is up (false before the first call and after ``close()``)."""
         return not self._closed and self._client is not None and self._client.is_connected

@@ -271,7 +271,7 @@ class KVBucket:
         self._servers: list[str] = []
         if isinstance(target, NatsBus):
             self._bus = target
-            self.label = "the NatsBus's server"  # its URL once connected
+            self.label = target.url
         elif isinstance(target, NatsClient):
             self._given = target
             self.label = _client_label(target)

@@ -46,6 +46,8 @@ class TaskMessage(BaseModel):
     invocation: Any = None
     """The encoded ``Invocation.to_data()`` (None when it went by claim check)."""
     blob: BlobRef | None = None
+    live: bool = False
+    """The coordinator streams this invocation: publish its updates on ``Subjects.live``."""
 
 
 class TaskResultMessage(BaseModel):

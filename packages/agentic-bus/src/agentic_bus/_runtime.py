@@ -22,6 +22,7 @@ import json
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import structlog
@@ -31,25 +32,38 @@ from nats.js.client import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from agentic_bus._blobs import BLOB_THRESHOLD, Blobs
+from agentic_bus._commit_log import (
+    CommittingStore,
+    committed_outputs,
+    last_committed_superstep,
+    publish_committed,
+)
 from agentic_bus._connect import DEFAULT_NATS_URL, connect_nats
-from agentic_bus._errors import NoWorkerError
+from agentic_bus._errors import CoordinatorFencedError, NoWorkerError
 from agentic_bus._pool import (
     RESULTS_STREAM,
     TASKS_STREAM,
     PoolSettings,
     consumer_name,
+    declare_events_stream,
     declare_streams,
     ensure_pool_consumer,
     pool_of,
 )
 from agentic_bus._protocol import TaskMessage, TaskResultMessage
+from agentic_bus._requests import publish_requests, wait_for_responses
 from agentic_bus._subjects import Subjects, subject_token
 from agentic_core import (
     BusError,
+    Checkpoint,
+    CheckpointError,
+    CheckpointStore,
     Invocation,
     InvocationResult,
+    Workflow,
     WorkflowExecutionError,
     WorkflowGraph,
+    WorkflowRunResult,
 )
 
 __all__ = ["NatsRuntime"]
@@ -108,6 +122,9 @@ class NatsRuntime:
         self._lock = asyncio.Lock()
         self._consumers: set[str] = set()
         self._runs_seen: set[str] = set()
+        self._claimed: set[str] = set()
+        self._stash: dict[str, _Stash] = {}
+        self._store: CommittingStore | None = None
         self._closed = False
 
     def __repr__(self) -> str:
@@ -157,6 +174,8 @@ class NatsRuntime:
             if pool not in self._consumers:
                 await ensure_pool_consumer(js, self.subjects, pool, self.settings)
                 self._consumers.add(pool)
+        if _FENCED.get() and run_id not in self._claimed:
+            await self._claim(run_id)
         gather = _Gather(self, workflow, invocations, pools)
         await gather.subscribe()
         try:
@@ -174,7 +193,158 @@ class NatsRuntime:
             raise
         finally:
             await gather.unsubscribe()
+        self._keep_outputs(workflow, invocations, results)
         return results
+
+    # -- runs with durable checkpoints, fencing and the committed log --------------------------
+
+    async def checkpoint_store(self) -> CheckpointStore:
+        """The runtime's checkpoint store: NATS KV (fenced), logging each committed superstep."""
+        if self._store is None:
+            from agentic_bus._kv_checkpoints import NatsCheckpointStore
+
+            client = await self.client()
+            js = await self._jetstream()
+            subjects = self.subjects
+
+            async def after_commit(checkpoint: Checkpoint) -> None:
+                await publish_committed(js, subjects, checkpoint)
+
+            self._store = CommittingStore(
+                NatsCheckpointStore(client), self._take_outputs, after_commit
+            )
+        return self._store
+
+    async def run(
+        self,
+        workflow: Workflow,
+        message: Any = None,
+        *,
+        wait_for_responses_s: float | None = None,
+        **kwargs: Any,
+    ) -> WorkflowRunResult:
+        """``workflow.run`` on workers, checkpointed in NATS KV after every superstep.
+
+        The run is claimed by this coordinator (a fencing epoch): if another process resumes it,
+        this one stops at its next commit with ``CoordinatorFencedError``. Its outputs are also
+        appended to the committed log (``committed_outputs``) as each superstep commits.
+
+        A run that pauses on requests publishes them on NATS (``agentic.workflow.<run>.request.
+        <id>``); with ``wait_for_responses_s`` this coordinator waits that long for answers sent
+        with ``answer_request`` from any process and resumes the run when all have come.
+        """
+        store = await self.checkpoint_store()
+        token = _FENCED.set(True)
+        try:
+            result = await workflow.run(message, runtime=self, checkpoint_store=store, **kwargs)
+        except CheckpointError as exc:
+            raise _fenced_cause(exc) from exc.__cause__
+        finally:
+            _FENCED.reset(token)
+        return await self._after_pause(workflow, result, wait_for_responses_s)
+
+    async def resume(
+        self,
+        workflow: Workflow,
+        run_id: str,
+        *,
+        responses: Mapping[str, Any] | None = None,
+        wait_for_responses_s: float | None = None,
+        **kwargs: Any,
+    ) -> WorkflowRunResult:
+        """Continue run ``run_id`` from its last committed checkpoint, from any process.
+
+        Claims the run first (fencing any coordinator still running it), re-publishes the last
+        committed-log entry if a crash lost it, and runs on; ``responses`` answers the run's
+        pending requests. Raises ``CheckpointError`` if the run has no checkpoint.
+        """
+        store = await self.checkpoint_store()
+        await self._claim(run_id)
+        checkpoint = await store.latest(run_id)
+        if checkpoint is None:
+            raise CheckpointError(f"run {run_id!r} has no checkpoint in NATS KV to resume from")
+        js = await self._jetstream()
+        last = await last_committed_superstep(js, self.subjects, run_id)
+        if last is None or last < checkpoint.superstep:
+            await publish_committed(js, self.subjects, checkpoint)
+        token = _FENCED.set(True)
+        try:
+            result = await workflow.run(
+                checkpoint_id=checkpoint.id,
+                checkpoint_store=store,
+                responses=responses,
+                runtime=self,
+                **kwargs,
+            )
+        except CheckpointError as exc:
+            raise _fenced_cause(exc) from exc.__cause__
+        finally:
+            _FENCED.reset(token)
+        return await self._after_pause(workflow, result, wait_for_responses_s)
+
+    async def _after_pause(
+        self, workflow: Workflow, result: WorkflowRunResult, wait_s: float | None
+    ) -> WorkflowRunResult:
+        """Publish a paused run's requests; optionally wait for answers and resume."""
+        while result.pending_requests:
+            client = await self.client()
+            ids = {r.request_id for r in result.pending_requests}
+            waiting = None
+            if wait_s is not None:  # subscribe before publishing: no answer can be missed
+                ready = asyncio.Event()
+                waiting = asyncio.ensure_future(
+                    wait_for_responses(client, self.subjects, result.run_id, ids, wait_s, ready)
+                )
+                await asyncio.wait(
+                    {waiting, asyncio.ensure_future(ready.wait())},
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+            await publish_requests(
+                client, self.subjects, workflow, result.run_id, result.pending_requests
+            )
+            if waiting is None:
+                return result
+            answers = await waiting
+            if not answers:
+                return result
+            result = await self.resume(workflow, result.run_id, responses=answers)
+        return result
+
+    async def committed_outputs(self, workflow: WorkflowGraph, run_id: str) -> list[Any]:
+        """Every output run ``run_id`` committed so far, in order, each exactly once (across
+        coordinator crashes and resumes)."""
+        js = await self._jetstream()
+        return await committed_outputs(js, self.subjects, run_id, workflow)
+
+    async def _claim(self, run_id: str) -> None:
+        store = await self.checkpoint_store()
+        inner = store.inner if isinstance(store, CommittingStore) else store
+        epoch = await inner.claim_run(run_id, self.coordinator_id)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
+        self._claimed.add(run_id)
+        _log.info("run_claimed", run=run_id, epoch=epoch, coordinator=self.coordinator_id)
+
+    def _keep_outputs(
+        self,
+        workflow: WorkflowGraph,
+        invocations: Sequence[Invocation],
+        results: Sequence[InvocationResult],
+    ) -> None:
+        """Remember the superstep's outputs until its checkpoint is saved (retries replace)."""
+        if not _FENCED.get():
+            return
+        run_id, superstep = invocations[0].run_id, invocations[0].superstep
+        stash = self._stash.get(run_id)
+        if stash is None or stash.superstep != superstep:
+            stash = self._stash[run_id] = _Stash(superstep)
+        encode = workflow.type_registry.encode
+        for inv, result in zip(invocations, results, strict=True):
+            stash.outputs[(inv.executor_id, inv.index)] = [encode(o) for o in result.outputs]
+
+    def _take_outputs(self, run_id: str) -> list[Any] | None:
+        stash = self._stash.pop(run_id, None)
+        if stash is None:
+            return None
+        return [o for outputs in stash.outputs.values() for o in outputs]
 
     async def forget_run(self, run_id: str) -> None:
         """Delete a finished run's stored results and queued tasks (they expire on their own)."""
@@ -200,6 +370,7 @@ class NatsRuntime:
                 )  # fmt: skip
                 js = client.jetstream()  # pyright: ignore[reportUnknownMemberType]
                 await declare_streams(js, self.subjects, self.settings)
+                await declare_events_stream(js, self.subjects)
                 self._client, self._blobs, self._js = client, Blobs(client), js
         return self._js
 
@@ -207,6 +378,26 @@ class NatsRuntime:
     def _blob_store(self) -> Blobs:
         assert self._blobs is not None  # noqa: S101 - set with the connection
         return self._blobs
+
+
+_FENCED: ContextVar[bool] = ContextVar("agentic_bus_fenced", default=False)
+"""Set while ``NatsRuntime.run``/``resume`` drive a run: its supersteps are claimed and logged."""
+
+
+class _Stash:
+    """One superstep's outputs, by (executor id, map index) in first-execution order."""
+
+    __slots__ = ("outputs", "superstep")
+
+    def __init__(self, superstep: int) -> None:
+        self.superstep = superstep
+        self.outputs: dict[tuple[str, int | None], list[Any]] = {}
+
+
+def _fenced_cause(exc: CheckpointError) -> BaseException:
+    """The ``CoordinatorFencedError`` the engine wrapped in a ``CheckpointError``, else ``exc``."""
+    cause = exc.__cause__
+    return cause if isinstance(cause, CoordinatorFencedError) else exc
 
 
 class _Gather:
@@ -250,7 +441,7 @@ class _Gather:
             advisory = f"{_MAX_DELIVERIES_ADVISORY}.{TASKS_STREAM}.{consumer_name(pool)}"
             self.subscriptions.append(await client.subscribe(advisory, cb=self._on_advisory))  # pyright: ignore[reportUnknownMemberType]
         if any(inv.live is not None for inv in self.invocations):
-            live = f"{subjects.workflow(self.run_id, 'live')}.>"
+            live = subjects.live_all(self.run_id)
             self.subscriptions.append(await client.subscribe(live, cb=self._on_live))  # pyright: ignore[reportUnknownMemberType]
 
     async def unsubscribe(self) -> None:
@@ -275,7 +466,7 @@ class _Gather:
             encoded = registry.encode(inv.to_data())
             task = TaskMessage(
                 task_id=task_id, run_id=self.run_id, workflow_name=self.workflow.name,
-                fingerprint=fingerprint, invocation=encoded,
+                fingerprint=fingerprint, invocation=encoded, live=inv.live is not None,
             )  # fmt: skip
             body = task.model_dump_json().encode()
             if len(body) > BLOB_THRESHOLD:

@@ -11,6 +11,7 @@ __all__ = ["Subjects", "subject_token"]
 
 _SAFE_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _SAFE_PREFIX = re.compile(r"[A-Za-z0-9_-]{1,64}(\.[A-Za-z0-9_-]{1,64})*")
+_SAFE_KIND = re.compile(r"=?[A-Za-z0-9_-]{1,64}(\.=?[A-Za-z0-9_-]{1,64})*")
 
 
 def subject_token(value: str) -> str:
@@ -133,8 +134,26 @@ class Subjects:
         return self.workflow(run_id, "committed")
 
     def live(self, run_id: str, executor_id: str) -> str:
-        """``agentic.workflow.{run}.live.{executor}``: best-effort streaming updates."""
-        return f"{self.workflow(run_id, 'live')}.{subject_token(executor_id)}"
+        """``agentic.live.{run}.{executor}``: a worker's streaming updates to the coordinator
+        (core NATS, best effort, never stored: the coordinator emits them as events)."""
+        return f"{self.prefix}.live.{subject_token(run_id)}.{subject_token(executor_id)}"
+
+    def live_all(self, run_id: str) -> str:
+        """Every streaming update of one run (``agentic.live.{run}.>``)."""
+        return f"{self.prefix}.live.{subject_token(run_id)}.>"
+
+    def response(self, run_id: str, request_id: str) -> str:
+        """``agentic.response.{run}.{request_id}``: where an answer to a pending request goes
+        (request/reply with the coordinator waiting for it; never stored)."""
+        return f"{self.prefix}.response.{subject_token(run_id)}.{subject_token(request_id)}"
+
+    def responses(self, run_id: str) -> str:
+        """Every answer to one run's requests (``agentic.response.{run}.*``)."""
+        return f"{self.prefix}.response.{subject_token(run_id)}.*"
+
+    def audit(self, run_id: str, kind: str) -> str:
+        """``agentic.audit.{run}.{kind}``: a decision record (the ``AGENTIC_AUDIT`` stream's)."""
+        return f"{self.prefix}.audit.{subject_token(run_id)}.{subject_token(kind)}"
 
     def cancel(self, run_id: str) -> str:
         """``agentic.control.{run}.cancel``: workers stop the run's running tasks."""
@@ -143,8 +162,9 @@ class Subjects:
 
 def _kind(kind: str) -> str:
     """A fixed subject suffix: one or more safe tokens (``superstep.completed`` is two)."""
-    if not _SAFE_PREFIX.fullmatch(kind):
+    if not _SAFE_KIND.fullmatch(kind):
         raise ValueError(
-            f"subject kind must be dot-separated tokens of [A-Za-z0-9_-], got {kind!r}"
+            "subject kind must be dot-separated tokens of [A-Za-z0-9_-] (or subject_token()s), "
+            f"got {kind!r}"
         )
     return kind

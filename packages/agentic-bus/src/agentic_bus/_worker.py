@@ -96,6 +96,7 @@ class Worker:
         self._stop_grace_s = stop_grace_s
         self._fingerprint = self.workflow.fingerprint()
         self._client: NatsClient | None = None
+        self._live_sends: set[asyncio.Future[None]] = set()
         self._running: set[asyncio.Task[None]] = set()
         self._stopping = asyncio.Event()
         self._ready = asyncio.Event()
@@ -214,6 +215,8 @@ class Worker:
         try:
             started = time.perf_counter()
             invocation = await self._invocation(task, blobs)
+            if task.live:
+                invocation.live = self._live_publisher(task, invocation.executor_id)
             result = await self.workflow.run_invocation(invocation)
             body = await self._encode_result(task, result, blobs, delivery, started)
             await self._store_result(js, result_subject, body, log)
@@ -228,6 +231,27 @@ class Worker:
                 await msg.nak(delay=1.0)
         finally:
             heartbeat.cancel()
+
+    def _live_publisher(self, task: TaskMessage, executor_id: str) -> Callable[[Any], None]:
+        """The invocation's ``live`` callback: each streaming update to the coordinator, at once
+        (core NATS, best effort: the result holds everything that counts)."""
+        client = self._client
+        subject = self._subjects.live(task.run_id, executor_id)
+        encode = self.workflow.type_registry.encode
+        pending = self._live_sends
+
+        def publish(event: Any) -> None:
+            if client is None or client.is_closed:
+                return
+            try:
+                body = json.dumps({"executor_id": executor_id, "event": encode(event)}).encode()
+            except Exception:  # noqa: BLE001 - an update that cannot be encoded is dropped
+                return
+            send = asyncio.ensure_future(client.publish(subject, body))
+            pending.add(send)
+            send.add_done_callback(_forget_send(pending))
+
+        return publish
 
     def _result_subject(self, task_subject: str, task: TaskMessage) -> str:
         # The task subject ends "<run>.<superstep>.<exec>"; the attempt is the task id's last part.
@@ -310,3 +334,12 @@ class Worker:
                 log.warning("worker_result_publish_retry", error=f"{type(exc).__name__}: {exc}")
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
+
+
+def _forget_send(pending: set[asyncio.Future[None]]) -> Callable[[asyncio.Future[None]], None]:
+    def done(send: asyncio.Future[None]) -> None:
+        pending.discard(send)
+        if not send.cancelled():
+            send.exception()  # retrieved: a lost live update is not an error
+
+    return done

@@ -48,6 +48,7 @@ from agentic_core.graph._executor import response_handler as response_handler
 from agentic_core.graph._retry import RetryPolicy as RetryPolicy
 from agentic_core.graph._runtime import LocalRuntime as LocalRuntime
 from agentic_core.graph._runtime import SerializingRuntime as SerializingRuntime
+from agentic_core.graph._serialization import TypeRegistry as TypeRegistry
 from agentic_core.graph._subworkflow import SubWorkflowExecutor as SubWorkflowExecutor
 from agentic_core.graph._workflow import Workflow as Workflow
 from agentic_core.graph._workflow import WorkflowRunResult as WorkflowRunResult
