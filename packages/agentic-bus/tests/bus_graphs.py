@@ -26,6 +26,7 @@ from agentic_core import (
     WorkflowBuilder,
     WorkflowContext,
     handler,
+    response_handler,
 )
 
 
@@ -233,6 +234,44 @@ def streaming() -> Workflow:
     return WorkflowBuilder("streaming").set_start_executor(Streamer("talker")).build()
 
 
+class Question(BaseModel):
+    """What the approval graph asks a person."""
+
+    text: str
+
+
+class Drafter(Executor):
+    @handler
+    async def on_text(self, message: str, ctx: WorkflowContext[str, str]) -> None:
+        await ctx.yield_output(f"draft: {message}")
+        await ctx.send_message(message.upper())
+
+
+class Approver(Executor):
+    """Asks whether to publish; publishes (an output) once answered."""
+
+    @handler
+    async def on_text(self, message: str, ctx: WorkflowContext[None, str]) -> None:
+        await ctx.request_info(Question(text=f"publish {message}?"), bool)
+
+    @response_handler
+    async def on_answer(
+        self, question: Question, answer: bool, ctx: WorkflowContext[None, str]
+    ) -> None:
+        await ctx.yield_output(f"{question.text} {'yes' if answer else 'no'}")
+
+
+def approval() -> Workflow:
+    """drafter -> approver, which pauses on a request (human-in-the-loop tests)."""
+    drafter, approver = Drafter("drafter"), Approver("approver")
+    return (
+        WorkflowBuilder("bus-approval")
+        .set_start_executor(drafter)
+        .add_edge(drafter, approver)
+        .build()
+    )
+
+
 def _value(message: Any) -> int:
     return sum(message) if isinstance(message, list) else int(message)
 
@@ -243,4 +282,10 @@ def build(name: str | None = None) -> Workflow:
     chosen = name or os.environ.get("AGENTIC_TEST_GRAPH", "pipeline")
     if chosen.startswith("random-"):
         return random_graph(int(chosen.removeprefix("random-")))
-    return {"pipeline": pipeline, "large": large, "loop": loop, "streaming": streaming}[chosen]()
+    return {
+        "pipeline": pipeline,
+        "large": large,
+        "loop": loop,
+        "streaming": streaming,
+        "approval": approval,
+    }[chosen]()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from worker_procs import WorkerProcess, start_workers
 
 from agentic_bus import NatsRuntime, PoolSettings
 from agentic_core import WorkflowExecutionError
+from tests.fixtures.servers import ServerProcess
 
 SETTINGS = PoolSettings(ack_wait_s=1.0, max_deliver=3)
 pytestmark = pytest.mark.slow
@@ -120,3 +122,66 @@ async def test_a_worker_of_another_graph_on_the_pool_fails_the_run_fast(
         procs += start_workers(nats_server, flags, "random-3", 1, "--pool", pool)
         with pytest.raises(WorkflowExecutionError, match="fingerprint"):
             await asyncio.wait_for(workflow.run(1, runtime=runtime), 20)
+
+
+async def _results_per_task(url: str, run_id: str) -> dict[str, int]:
+    client = await nats.connect(url)
+    try:
+        info = await client.jetstream().stream_info(
+            "AGENTIC_RESULTS", subjects_filter=f"agentic.result.{run_id}.>"
+        )
+        return dict(info.state.subjects or {})
+    finally:
+        await client.close()
+
+
+async def test_a_nats_server_killed_mid_superstep_loses_nothing(
+    own_nats_server: ServerProcess, flags: Path, procs: list[WorkerProcess]
+) -> None:
+    url = own_nats_server.url
+    procs += start_workers(url, flags, "pipeline", 2)
+    (flags / "hang-b").touch()
+    workflow = pipeline()
+    async with NatsRuntime(url, settings=SETTINGS, worker_wait_s=30) as runtime:
+        running = asyncio.create_task(runtime.run(workflow, 1))
+        await _holder(procs)  # superstep 1 is running: a and c may be done, b is not
+        await asyncio.to_thread(own_nats_server.kill)
+        await asyncio.sleep(1.0)
+        await asyncio.to_thread(own_nats_server.start_again)
+        (flags / "release-b").touch()
+        result = await asyncio.wait_for(running, 60)
+        committed = await runtime.committed_outputs(workflow, result.run_id)
+    local = await pipeline().run(1)
+    assert result.outputs == local.outputs
+    assert committed == local.outputs
+    stored = await _results_per_task(url, result.run_id)
+    assert len(stored) == 7  # one result subject per task of the 5 supersteps
+    assert set(stored.values()) == {1}  # and each stored once
+
+
+async def test_sigterm_hands_a_running_task_back_at_once(
+    nats_server: str, flags: Path, procs: list[WorkerProcess]
+) -> None:
+    # ack_wait 30 s: the task must come back by the worker's nak, not by redelivery.
+    settings = PoolSettings(ack_wait_s=30.0, max_deliver=3)
+    slow = ("--ack-wait", "30", "--stop-grace", "0.3")
+    workflow = pipeline()
+    async with NatsRuntime(
+        nats_server, settings=settings, build="sigterm", worker_wait_s=20
+    ) as runtime:
+        pool = runtime.pool_for(workflow, "start")
+        procs += start_workers(nats_server, flags, "pipeline", 1, "--pool", pool, *slow)
+        (flags / "hang-b").touch()
+        running = asyncio.create_task(workflow.run(1, runtime=runtime))
+        first = await _holder(procs)
+        second = start_workers(nats_server, flags, "pipeline", 1, "--pool", pool, *slow)[0]
+        procs.append(second)
+        signalled = time.monotonic()
+        first.signal(signal.SIGTERM)
+        assert await asyncio.to_thread(first.process.wait, 10) == 0
+        assert any("worker_tasks_returned" in line for line in first.lines)
+        await _holder([second], timeout_s=15)  # well inside ack_wait
+        assert time.monotonic() - signalled < 15
+        (flags / "release-b").touch()
+        result = await asyncio.wait_for(running, 30)
+    assert result.outputs == (await pipeline().run(1)).outputs

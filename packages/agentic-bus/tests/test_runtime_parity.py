@@ -5,14 +5,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from bus_graphs import Blob, large, pipeline, random_graph, streaming
+from nats.js.errors import NotFoundError
 
-from agentic_bus import NatsRuntime, PoolSettings, Worker
-from agentic_core import AgentRunUpdateEvent, Workflow, WorkflowExecutionError, WorkflowOutputEvent
+from agentic_bus import NatsRuntime, PoolSettings, Subjects, Worker
+from agentic_bus._protocol import TaskMessage, TaskResultMessage
+from agentic_core import (
+    AgentRunUpdateEvent,
+    Invocation,
+    Workflow,
+    WorkflowExecutionError,
+    WorkflowOutputEvent,
+)
 
 SETTINGS = PoolSettings(ack_wait_s=1.0, max_deliver=3)
 
@@ -119,3 +129,46 @@ async def test_streaming_updates_reach_the_coordinator_live(nats_server: str) ->
     assert updates == ["one", "two", "three"]  # live, before the barrier's output
     assert isinstance(seen[-1], WorkflowOutputEvent)
     assert seen[-1].data == "ONE TWO THREE"
+
+
+async def test_a_task_the_worker_cannot_decode_is_refused_naming_why(nats_server: str) -> None:
+    # A type the worker's code does not define (a model of the coordinator's __main__, say)
+    # is a clear "incompatible" result at once, not three redeliveries blamed on a crash.
+    workflow = large()
+    run_id = uuid.uuid4().hex
+    invocation = Invocation(
+        run_id=run_id, workflow_id=workflow.id, superstep=0, executor_id="echo",
+        messages=[Blob(text="x")], shared_state={},
+    )  # fmt: skip
+    encoded = json.loads(
+        json.dumps(workflow.type_registry.encode(invocation.to_data())).replace(
+            "bus_graphs.Blob", "__main__.Blob"
+        )
+    )
+    task = TaskMessage(
+        task_id=invocation.invocation_id, run_id=run_id, workflow_name=workflow.name,
+        fingerprint=workflow.fingerprint(), invocation=encoded,
+    )  # fmt: skip
+    subjects = Subjects()
+    async with (
+        workers(workflow, nats_server, n=1),
+        NatsRuntime(nats_server, settings=SETTINGS) as runtime,
+    ):
+        client = await runtime.client()
+        js = client.jetstream()
+        pool = runtime.pool_for(workflow, "echo")
+        await js.publish(subjects.task(pool, run_id, 0, "echo"), task.model_dump_json().encode())
+        result_subject = subjects.result(run_id, 0, "echo", 1)
+        for _ in range(100):
+            try:
+                stored = await js.get_last_msg("AGENTIC_RESULTS", result_subject)
+                break
+            except NotFoundError:
+                await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the worker stored no result")
+    result = TaskResultMessage.model_validate_json(stored.data or b"")
+    assert result.status == "incompatible"
+    assert result.error is not None
+    assert "cannot decode" in result.error
+    assert "__main__.Blob" in result.error

@@ -22,6 +22,7 @@ class WorkerProcess:
             **os.environ,
             "AGENTIC_TEST_FLAGS": str(flags),
             "AGENTIC_TEST_GRAPH": graph,
+            "PYTHONUNBUFFERED": "1",
             "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), os.environ.get("PYTHONPATH", "")]),
         }
         argv = [sys.executable, "-m", "agentic_bus", "worker", "bus_graphs:build", "--nats", url,

@@ -16,7 +16,7 @@ from typing import Any
 from agentic_bus._connect import DEFAULT_NATS_URL
 from agentic_bus._pool import PoolSettings
 from agentic_bus._worker import Worker
-from agentic_core import WorkflowGraph
+from agentic_core import WorkflowGraph, configure_logging
 
 __all__ = ["load_factory", "main", "worker_command"]
 
@@ -51,6 +51,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--ack-wait", type=float, default=10.0, help="seconds (as coordinators)")
     parser.add_argument("--max-deliver", type=int, default=3, help="deliveries before poison")
     parser.add_argument("--worker-id", default=None)
+    parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING, ERROR")
+    parser.add_argument("--log-json", action="store_true", help="one JSON object per log line")
+    parser.add_argument(
+        "--stop-grace", type=float, default=30.0,
+        help="seconds running tasks get to finish on SIGTERM before they go back to the queue",
+    )  # fmt: skip
     return parser
 
 
@@ -66,6 +72,7 @@ async def _serve(args: argparse.Namespace) -> None:
         slots=args.slots,
         settings=PoolSettings(ack_wait_s=args.ack_wait, max_deliver=args.max_deliver),
         worker_id=args.worker_id,
+        stop_grace_s=args.stop_grace,
     )
     worker.handle_signals()
     running = asyncio.create_task(worker.run())
@@ -82,6 +89,10 @@ async def _serve(args: argparse.Namespace) -> None:
 def worker_command(argv: Sequence[str] | None = None) -> int:
     """Run a worker until SIGTERM/SIGINT; the exit code."""
     args = _parser().parse_args(argv)
+    try:
+        configure_logging(json=args.log_json, level=args.log_level)  # logs on stderr
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
     try:
         asyncio.run(_serve(args))
     except KeyboardInterrupt:

@@ -262,7 +262,11 @@ class NatsRuntime:
         await self._claim(run_id)
         checkpoint = await store.latest(run_id)
         if checkpoint is None:
-            raise CheckpointError(f"run {run_id!r} has no checkpoint in NATS KV to resume from")
+            raise CheckpointError(
+                f"run {run_id!r} has no checkpoint in NATS KV to resume from: it never ran, or "
+                "it stopped before its first superstep committed (so it output nothing); "
+                "start it again with run()"
+            )
         js = await self._jetstream()
         last = await last_committed_superstep(js, self.subjects, run_id)
         if last is None or last < checkpoint.superstep:
@@ -319,9 +323,8 @@ class NatsRuntime:
     async def _claim(self, run_id: str) -> None:
         store = await self.checkpoint_store()
         inner = store.inner if isinstance(store, CommittingStore) else store
-        epoch = await inner.claim_run(run_id, self.coordinator_id)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
-        self._claimed.add(run_id)
-        _log.info("run_claimed", run=run_id, epoch=epoch, coordinator=self.coordinator_id)
+        await inner.claim_run(run_id, self.coordinator_id)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
+        self._claimed.add(run_id)  # the store logs run_claimed with the epoch
 
     def _keep_outputs(
         self,

@@ -27,7 +27,7 @@ from nats.js.client import JetStreamContext
 from nats.js.errors import BadRequestError, NotFoundError
 
 from agentic_bus._blobs import BLOB_THRESHOLD, Blobs
-from agentic_bus._connect import DEFAULT_NATS_URL, connect_nats
+from agentic_bus._connect import DEFAULT_NATS_URL, connect_nats, flush_ordered
 from agentic_bus._pool import (
     RESULTS_STREAM,
     TASKS_STREAM,
@@ -39,7 +39,7 @@ from agentic_bus._pool import (
 )
 from agentic_bus._protocol import PROTOCOL_VERSION, TaskMessage, TaskResultMessage
 from agentic_bus._subjects import Subjects
-from agentic_core import Invocation, InvocationResult, WorkflowGraph
+from agentic_core import Invocation, InvocationResult, SerializationError, WorkflowGraph
 
 __all__ = ["Worker"]
 
@@ -66,6 +66,8 @@ class Worker:
         slots: tasks run at once.
         settings: delivery settings; must match the coordinators' (``NatsRuntime``'s).
         worker_id: this worker's name in logs and results.
+        stop_grace_s: after ``stop()``, how long running tasks may finish; the rest are
+            cancelled and handed back to the queue at once (``nak``) for another worker.
     """
 
     def __init__(
@@ -98,6 +100,7 @@ class Worker:
         self._client: NatsClient | None = None
         self._live_sends: set[asyncio.Future[None]] = set()
         self._running: set[asyncio.Task[None]] = set()
+        self._messages: dict[asyncio.Task[None], Msg] = {}
         self._stopping = asyncio.Event()
         self._ready = asyncio.Event()
         self.tasks_done = 0
@@ -166,23 +169,44 @@ class Worker:
                         continue
                     task = asyncio.create_task(self._handle(js, blobs, msg))
                     self._running.add(task)
-                    task.add_done_callback(self._running.discard)
+                    self._messages[task] = msg
+                    task.add_done_callback(self._forget_task)
+            # Drop interest in our pull requests first: the server would otherwise redeliver a
+            # nak'd task to a fetch of ours still waiting, where nobody reads it (ack_wait lost).
+            with contextlib.suppress(Exception):
+                await subscription.unsubscribe()
+                await flush_ordered(client)
             for msg in held:  # taken but not started: back to the queue at once
                 with contextlib.suppress(Exception):
                     await msg.nak()
             await self._finish_running()
         finally:
+            # Not drain(): a fetch cancelled by stop() can leave messages in the pull
+            # subscription that nobody reads, and drain would wait on them for 30 s. Acks and
+            # naks are flushed; anything else comes back after ack_wait.
             with contextlib.suppress(Exception):
-                await client.drain()
+                await asyncio.wait_for(client.flush(), 2.0)
+            with contextlib.suppress(Exception):
+                await client.close()
             _log.info("worker_stopped", worker=self.worker_id, tasks_done=self.tasks_done)
 
     async def _finish_running(self) -> None:
         if not self._running:
             return
         _, late = await asyncio.wait(self._running, timeout=self._stop_grace_s)
-        for task in late:  # their messages come back after ack_wait
+        messages = [self._messages[task] for task in late if task in self._messages]
+        for task in late:
             task.cancel()
         await asyncio.gather(*late, return_exceptions=True)
+        for msg in messages:  # back to the queue now, not after ack_wait
+            with contextlib.suppress(Exception):
+                await msg.nak()
+        if messages:
+            _log.info("worker_tasks_returned", worker=self.worker_id, tasks=len(messages))
+
+    def _forget_task(self, task: asyncio.Task[None]) -> None:
+        self._running.discard(task)
+        self._messages.pop(task, None)
 
     # -- one task -------------------------------------------------------------------------------
 
@@ -197,7 +221,19 @@ class Worker:
         log = _log.bind(worker=self.worker_id, task=task.task_id, delivery=delivery)
         result_subject = self._result_subject(msg.subject, task)
         problem = self._incompatibility(task)
-        if problem is not None:
+        invocation: Invocation | None = None
+        if problem is None:
+            try:
+                invocation = await self._invocation(task, blobs)
+            except SerializationError as exc:  # types this worker's code does not define
+                problem = f"worker {self.worker_id} cannot decode the task: {exc}"
+            except Exception as exc:  # noqa: BLE001 - the claim check is away: retried later
+                log.warning("worker_task_unreadable", error=f"{type(exc).__name__}: {exc}")
+                with contextlib.suppress(Exception):
+                    await msg.nak(delay=1.0)
+                return
+        if problem is not None or invocation is None:
+            problem = problem or "the task holds no invocation"
             log.error("worker_incompatible_task", problem=problem)
             reply = TaskResultMessage(
                 task_id=task.task_id, status="incompatible", error=problem,
@@ -214,7 +250,6 @@ class Worker:
         heartbeat = asyncio.create_task(self._heartbeat(msg))
         try:
             started = time.perf_counter()
-            invocation = await self._invocation(task, blobs)
             if task.live:
                 invocation.live = self._live_publisher(task, invocation.executor_id)
             result = await self.workflow.run_invocation(invocation)
