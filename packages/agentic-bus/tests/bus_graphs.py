@@ -11,6 +11,7 @@ import asyncio
 import os
 import random
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,9 @@ class Step(Executor):
             print(f"GOT {ctx.invocation_id}", flush=True)
             while not _flag(f"release-{self.id}"):  # noqa: ASYNC110 - another process's file
                 await asyncio.sleep(0.02)
+        if _flag(f"block-{self.id}"):  # a blocking executor: no heartbeat while it runs
+            print(f"BLOCK {ctx.invocation_id}", flush=True)
+            time.sleep(1.6)  # noqa: ASYNC251 - blocking on purpose
         if _flag(f"poison-{self.id}"):
             print(f"POISON {ctx.invocation_id}", flush=True)
             sys.stdout.flush()

@@ -24,7 +24,7 @@ from agentic_bus import NatsBus, NatsRuntime, PendingRequest, Subjects, answer_r
 from agentic_core import NoRespondersError, Workflow
 
 pytestmark = pytest.mark.slow
-CRASH_RUNS = int(os.environ.get("AGENTIC_CRASH_RUNS", "4"))
+CRASH_RUNS = int(os.environ.get("AGENTIC_CRASH_RUNS", "10" if os.environ.get("CI") else "4"))
 _CLAIMED = re.compile(r"run_claimed.*run=([0-9a-f]{32})")
 
 

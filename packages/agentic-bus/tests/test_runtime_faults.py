@@ -185,3 +185,22 @@ async def test_sigterm_hands_a_running_task_back_at_once(
         (flags / "release-b").touch()
         result = await asyncio.wait_for(running, 30)
     assert result.outputs == (await pipeline().run(1)).outputs
+
+
+async def test_a_blocking_executor_runs_twice_but_its_result_is_stored_once(
+    nats_server: str, flags: Path, procs: list[WorkerProcess]
+) -> None:
+    # time.sleep() blocks the worker's heartbeats: after ack_wait the task is redelivered to
+    # another worker. Execution is at least once (hence ctx.invocation_id), the result once.
+    procs += start_workers(nats_server, flags, "pipeline", 2)
+    (flags / "block-tail").touch()
+    workflow = pipeline()
+    async with NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=10) as runtime:
+        result = await asyncio.wait_for(workflow.run(1, runtime=runtime), 30)
+        await asyncio.sleep(1.5)  # the second copy finishes and is refused
+    ran = (flags / "ran-tail").read_text().split()
+    assert len(ran) >= 2
+    assert len(set(ran)) == 1  # the same invocation id on every delivery
+    run_id = ran[0].split(".")[0]
+    assert await _stored_results(nats_server, f"agentic.result.{run_id}.3.tail.1") == 1
+    assert result.outputs == (await pipeline().run(1)).outputs

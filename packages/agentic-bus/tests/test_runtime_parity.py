@@ -84,7 +84,11 @@ async def test_a_3_mb_payload_goes_by_claim_check(nats_server: str) -> None:
         NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=5) as runtime,
     ):
         result = await workflow.run(Blob(text=text), runtime=runtime)
+        # The same through run(): a 3 MB checkpoint in KV parts, a 3 MB committed-log entry.
+        durable = await runtime.run(workflow, Blob(text=text))
+        committed = await runtime.committed_outputs(workflow, durable.run_id)
     assert result.outputs == [Blob(text=text[::-1])]
+    assert durable.outputs == committed == result.outputs
 
 
 async def test_no_worker_is_a_clear_error_naming_the_pool(nats_server: str) -> None:

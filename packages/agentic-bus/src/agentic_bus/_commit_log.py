@@ -18,8 +18,10 @@ from typing import Any
 from nats.js.client import JetStreamContext
 from nats.js.errors import NotFoundError
 
+from agentic_bus._blobs import BLOB_THRESHOLD, Blobs
 from agentic_bus._pool import EVENTS_STREAM
-from agentic_bus._subjects import Subjects
+from agentic_bus._protocol import BlobRef
+from agentic_bus._subjects import Subjects, subject_token
 from agentic_core import (
     Checkpoint,
     CheckpointError,
@@ -34,19 +36,27 @@ OUTPUTS_KEY = "agentic_bus.outputs"
 
 
 async def publish_committed(
-    js: JetStreamContext, subjects: Subjects, checkpoint: Checkpoint
+    js: JetStreamContext, subjects: Subjects, checkpoint: Checkpoint, blobs: Blobs
 ) -> None:
-    """Append ``checkpoint``'s superstep to its run's committed log (idempotent)."""
+    """Append ``checkpoint``'s superstep to its run's committed log (idempotent); outputs
+    too large for a message go by claim check (kept as long as the events stream keeps them)."""
     outputs: list[Any] = list(checkpoint.metadata.get(OUTPUTS_KEY, []))
-    body = {
+    body: dict[str, Any] = {
         "superstep": checkpoint.superstep,
         "checkpoint_id": checkpoint.id,
         "outputs_base": checkpoint.outputs_so_far - len(outputs),
         "outputs": outputs,
     }
+    data = json.dumps(body, separators=(",", ":")).encode()
+    if len(data) > BLOB_THRESHOLD:
+        key = f"committed.{subject_token(checkpoint.run_id)}.{checkpoint.superstep}"
+        ref = await blobs.put(key, json.dumps(outputs, separators=(",", ":")).encode())
+        body["outputs"] = None
+        body["blob"] = ref.model_dump()
+        data = json.dumps(body, separators=(",", ":")).encode()
     await js.publish(
         subjects.committed(checkpoint.run_id),
-        json.dumps(body, separators=(",", ":")).encode(),
+        data,
         headers={"Nats-Msg-Id": f"{checkpoint.run_id}:committed:{checkpoint.superstep}"},
     )
 
@@ -63,7 +73,7 @@ async def last_committed_superstep(
 
 
 async def committed_outputs(
-    js: JetStreamContext, subjects: Subjects, run_id: str, workflow: WorkflowGraph
+    js: JetStreamContext, subjects: Subjects, run_id: str, workflow: WorkflowGraph, blobs: Blobs
 ) -> list[Any]:
     """Every output the run committed, decoded, in order, each once."""
     outputs: list[Any] = []
@@ -80,7 +90,10 @@ async def committed_outputs(
         if entry["superstep"] <= last:
             continue  # a late copy from a fenced coordinator
         last = entry["superstep"]
-        outputs.extend(workflow.type_registry.decode(v) for v in entry["outputs"])
+        encoded = entry["outputs"]
+        if entry.get("blob") is not None:
+            encoded = json.loads(await blobs.get(BlobRef.model_validate(entry["blob"])))
+        outputs.extend(workflow.type_registry.decode(v) for v in encoded)
 
 
 class CommittingStore:

@@ -71,6 +71,7 @@ __all__ = ["NatsRuntime"]
 _log = structlog.get_logger("agentic_bus.runtime")
 _MAX_DELIVERIES_ADVISORY = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES"
 _POLL_S = 1.0
+_EVENTS_MAX_AGE_S = 7 * 24 * 3600.0  # events_stream_config's default
 
 
 class NatsRuntime:
@@ -119,6 +120,7 @@ class NatsRuntime:
         self._client: NatsClient | None = None
         self._js: JetStreamContext | None = None
         self._blobs: Blobs | None = None
+        self._committed_blobs: Blobs | None = None
         self._lock = asyncio.Lock()
         self._consumers: set[str] = set()
         self._runs_seen: set[str] = set()
@@ -208,7 +210,7 @@ class NatsRuntime:
             subjects = self.subjects
 
             async def after_commit(checkpoint: Checkpoint) -> None:
-                await publish_committed(js, subjects, checkpoint)
+                await publish_committed(js, subjects, checkpoint, self._log_blobs)
 
             self._store = CommittingStore(
                 NatsCheckpointStore(client), self._take_outputs, after_commit
@@ -270,7 +272,7 @@ class NatsRuntime:
         js = await self._jetstream()
         last = await last_committed_superstep(js, self.subjects, run_id)
         if last is None or last < checkpoint.superstep:
-            await publish_committed(js, self.subjects, checkpoint)
+            await publish_committed(js, self.subjects, checkpoint, self._log_blobs)
         token = _FENCED.set(True)
         try:
             result = await workflow.run(
@@ -318,7 +320,7 @@ class NatsRuntime:
         """Every output run ``run_id`` committed so far, in order, each exactly once (across
         coordinator crashes and resumes)."""
         js = await self._jetstream()
-        return await committed_outputs(js, self.subjects, run_id, workflow)
+        return await committed_outputs(js, self.subjects, run_id, workflow, self._log_blobs)
 
     async def _claim(self, run_id: str) -> None:
         store = await self.checkpoint_store()
@@ -375,7 +377,14 @@ class NatsRuntime:
                 await declare_streams(js, self.subjects, self.settings)
                 await declare_events_stream(js, self.subjects)
                 self._client, self._blobs, self._js = client, Blobs(client), js
+                self._committed_blobs = Blobs(client, ttl_s=_EVENTS_MAX_AGE_S)
         return self._js
+
+    @property
+    def _log_blobs(self) -> Blobs:
+        """Claim checks of the committed log (kept as long as the events stream)."""
+        assert self._committed_blobs is not None  # noqa: S101 - set with the connection
+        return self._committed_blobs
 
     @property
     def _blob_store(self) -> Blobs:
