@@ -17,11 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from bus_graphs import approval, loop
+from bus_graphs import approval, loop, pipeline
 from worker_procs import TESTS_DIR, WorkerProcess, start_workers
 
 from agentic_bus import NatsBus, NatsRuntime, PendingRequest, Subjects, answer_request
-from agentic_core import NoRespondersError, Workflow
+from agentic_core import NoRespondersError, Workflow, WorkflowExecutionError
 
 pytestmark = pytest.mark.slow
 CRASH_RUNS = int(os.environ.get("AGENTIC_CRASH_RUNS", "10" if os.environ.get("CI") else "4"))
@@ -252,3 +252,49 @@ async def test_a_paused_run_is_resumed_with_the_answer_by_a_new_coordinator(
     assert await second.finish() == 0, second.text[-3000:]
     assert f"DONE {run_id} completed" in second.text
     assert await _committed(nats_server, approval(), run_id) == await _local_approval(False)
+
+
+@pytest.fixture
+def pipeline_workers(nats_server: str, tmp_path: Path) -> Iterator[list[WorkerProcess]]:
+    yield from _workers(nats_server, tmp_path, "pipeline", 3)
+
+
+async def test_a_task_turned_poison_while_the_coordinator_was_down_fails_the_resumed_run(
+    nats_server: str,
+    env: dict[str, str],
+    tmp_path: Path,
+    pipeline_workers: list[WorkerProcess],
+    coordinators: list[Coordinator],
+) -> None:
+    (tmp_path / "poison-join").touch()  # join crashes every worker that takes it
+    child = Coordinator(nats_server, env, "pipeline", "run")
+    coordinators.append(child)
+    await child.wait_for(_CLAIMED.pattern)
+    run_id = child.run_id()
+    assert run_id is not None
+    for _ in range(1000):
+        if any(proc.saw("POISON") for proc in pipeline_workers):
+            break
+        await asyncio.sleep(0.02)
+    child.kill()  # the coordinator is away while the task uses up its deliveries
+    for _ in range(1000):  # each delivery kills a worker: three deliveries, three exits
+        if all(proc.process.poll() is not None for proc in pipeline_workers):
+            break
+        await asyncio.sleep(0.02)
+    assert sum(proc.saw("POISON") for proc in pipeline_workers) == 3
+    # A supervisor restarts a worker; its pull makes the server give up on the task (the
+    # max-deliveries advisory, stored in AGENTIC_ADVISORIES with nobody listening).
+    async with NatsBus(nats_server) as bus:
+        js = (await bus.client()).jetstream()
+        before = stored = (await js.stream_info("AGENTIC_ADVISORIES")).state.messages
+        pipeline_workers += start_workers(nats_server, tmp_path, "pipeline", 1)
+        for _ in range(500):  # the advisory was published before anyone resumes the run
+            stored = (await js.stream_info("AGENTIC_ADVISORIES")).state.messages
+            if stored > before:
+                break
+            await asyncio.sleep(0.02)
+        assert stored > before
+    async with NatsRuntime(nats_server, worker_wait_s=30) as runtime:
+        with pytest.raises(WorkflowExecutionError, match="max_deliver=3") as caught:
+            await asyncio.wait_for(runtime.resume(pipeline(), run_id), 20)
+    assert caught.value.executor_id == "join"

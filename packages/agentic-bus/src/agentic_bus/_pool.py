@@ -17,7 +17,9 @@ from agentic_bus._subjects import Subjects, subject_token
 from agentic_core import WorkflowGraph
 
 __all__ = [
+    "ADVISORIES_STREAM",
     "EVENTS_STREAM",
+    "MAX_DELIVERIES_ADVISORY",
     "RESULTS_STREAM",
     "TASKS_STREAM",
     "PoolSettings",
@@ -32,6 +34,8 @@ __all__ = [
 TASKS_STREAM = "AGENTIC_TASKS"
 RESULTS_STREAM = "AGENTIC_RESULTS"
 EVENTS_STREAM = "AGENTIC_EVENTS"
+ADVISORIES_STREAM = "AGENTIC_ADVISORIES"
+MAX_DELIVERIES_ADVISORY = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES"
 
 
 def events_stream_config(
@@ -112,6 +116,18 @@ async def declare_streams(js: JetStreamContext, subjects: Subjects, settings: Po
             max_age=settings.results_max_age_s,
             duplicate_window=120.0,
             max_msg_size=2 * 1024 * 1024,
+        ),
+    )
+    # The server's "task delivered max_deliver times" advisories, kept: a coordinator that was
+    # down when a task turned poison finds out when it resumes the run.
+    await ensure_stream(
+        js,
+        api.StreamConfig(
+            name=ADVISORIES_STREAM,
+            subjects=[f"{MAX_DELIVERIES_ADVISORY}.{TASKS_STREAM}.>"],
+            retention=api.RetentionPolicy.LIMITS,
+            storage=api.StorageType.FILE,
+            max_age=settings.results_max_age_s,
         ),
     )
 

@@ -41,6 +41,8 @@ from agentic_bus._commit_log import (
 from agentic_bus._connect import DEFAULT_NATS_URL, connect_nats
 from agentic_bus._errors import CoordinatorFencedError, NoWorkerError
 from agentic_bus._pool import (
+    ADVISORIES_STREAM,
+    MAX_DELIVERIES_ADVISORY,
     RESULTS_STREAM,
     TASKS_STREAM,
     PoolSettings,
@@ -69,7 +71,6 @@ from agentic_core import (
 __all__ = ["NatsRuntime"]
 
 _log = structlog.get_logger("agentic_bus.runtime")
-_MAX_DELIVERIES_ADVISORY = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES"
 _POLL_S = 1.0
 _EVENTS_MAX_AGE_S = 7 * 24 * 3600.0  # events_stream_config's default
 
@@ -127,6 +128,8 @@ class NatsRuntime:
         self._claimed: set[str] = set()
         self._stash: dict[str, _Stash] = {}
         self._store: CommittingStore | None = None
+        self._advisories_read: dict[tuple[str, str], int] = {}
+        """Per (pool, run): the last AGENTIC_ADVISORIES sequence read (poison found while away)."""
         self._closed = False
 
     def __repr__(self) -> str:
@@ -359,6 +362,8 @@ class NatsRuntime:
         with contextlib.suppress(NotFoundError):
             await js.purge_stream(TASKS_STREAM, subject=self.subjects.run_tasks(run_id))  # pyright: ignore[reportUnknownMemberType]
         self._runs_seen.discard(run_id)
+        for key in [k for k in self._advisories_read if k[1] == run_id]:
+            del self._advisories_read[key]
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -406,6 +411,11 @@ class _Stash:
         self.outputs: dict[tuple[str, int | None], list[Any]] = {}
 
 
+def _advisory_subject(pool: str) -> str:
+    """The server's max-deliveries advisory subject for ``pool``'s consumer."""
+    return f"{MAX_DELIVERIES_ADVISORY}.{TASKS_STREAM}.{consumer_name(pool)}"
+
+
 def _fenced_cause(exc: CheckpointError) -> BaseException:
     """The ``CoordinatorFencedError`` the engine wrapped in a ``CheckpointError``, else ``exc``."""
     cause = exc.__cause__
@@ -450,7 +460,7 @@ class _Gather:
         pattern = f"{subjects.prefix}.result.{subject_token(self.run_id)}.{self.superstep}.>"
         self.subscriptions.append(await client.subscribe(pattern, cb=self._on_result))  # pyright: ignore[reportUnknownMemberType]
         for pool in set(self.pools.values()):
-            advisory = f"{_MAX_DELIVERIES_ADVISORY}.{TASKS_STREAM}.{consumer_name(pool)}"
+            advisory = _advisory_subject(pool)
             self.subscriptions.append(await client.subscribe(advisory, cb=self._on_advisory))  # pyright: ignore[reportUnknownMemberType]
         if any(inv.live is not None for inv in self.invocations):
             live = subjects.live_all(self.run_id)
@@ -464,6 +474,7 @@ class _Gather:
     async def collect_stored(self) -> None:
         js = await self.runtime._jetstream()  # pyright: ignore[reportPrivateUsage]
         await asyncio.gather(*(self._read_stored(js, task_id) for task_id in self.waiting))
+        await self._scan_advisories(js)
 
     async def publish_missing(self) -> None:
         js = await self.runtime._jetstream()  # pyright: ignore[reportPrivateUsage]
@@ -513,6 +524,9 @@ class _Gather:
                 continue
             missing = [t for t, f in self.waiting.items() if not f.done()]
             await asyncio.gather(*(self._read_stored(js, task_id) for task_id in missing))
+            await self._scan_advisories(js)
+            if self.failure.done():
+                raise self.failure.result()
             pending = {f for f in self.waiting.values() if not f.done()}
             if pending and time.monotonic() - self.last_progress > self.runtime.worker_wait_s:
                 await self._check_workers(js)
@@ -559,8 +573,31 @@ class _Gather:
             self._accept(stored.data)
 
     async def _on_advisory(self, msg: Msg) -> None:
+        await self._poisoned(msg.data)
+
+    async def _scan_advisories(self, js: JetStreamContext) -> None:
+        """Advisories stored while nobody listened (this coordinator was down): read once."""
+        cursors = self.runtime._advisories_read  # pyright: ignore[reportPrivateUsage]
+        for pool in set(self.pools.values()):
+            subject = _advisory_subject(pool)
+            key = (pool, self.run_id)
+            while True:
+                try:
+                    stored = await js.get_msg(  # pyright: ignore[reportUnknownMemberType]
+                        ADVISORIES_STREAM, seq=cursors.get(key, 0) + 1, next=True, subject=subject
+                    )
+                except NotFoundError:
+                    break
+                except Exception as exc:  # noqa: BLE001 - the server is away: next poll
+                    _log.debug("runtime_advisories_unreadable", error=repr(exc))
+                    return
+                cursors[key] = stored.seq or cursors.get(key, 0) + 1
+                await self._poisoned(stored.data or b"")
+
+    async def _poisoned(self, data: bytes) -> None:
+        """A max-deliveries advisory: fail the run if it names one of this superstep's tasks."""
         try:
-            advisory = json.loads(msg.data)
+            advisory = json.loads(data)
             sequence = int(advisory["stream_seq"])
             deliveries = int(advisory.get("deliveries", 0))
         except (ValueError, KeyError, TypeError):
@@ -572,7 +609,7 @@ class _Gather:
         except Exception:  # noqa: BLE001 - gone already, or not a task of ours
             return
         inv = self.by_task.get(task.task_id)
-        if inv is None:
+        if inv is None or self.waiting[task.task_id].done():
             return
         with contextlib.suppress(Exception):
             await js.delete_msg(TASKS_STREAM, sequence)
