@@ -238,14 +238,7 @@ class NatsRuntime:
         <id>``); with ``wait_for_responses_s`` this coordinator waits that long for answers sent
         with ``answer_request`` from any process and resumes the run when all have come.
         """
-        store = await self.checkpoint_store()
-        token = _FENCED.set(True)
-        try:
-            result = await workflow.run(message, runtime=self, checkpoint_store=store, **kwargs)
-        except CheckpointError as exc:
-            raise _fenced_cause(exc) from exc.__cause__
-        finally:
-            _FENCED.reset(token)
+        result = await self._drive(workflow, message, **kwargs)
         return await self._after_pause(workflow, result, wait_for_responses_s)
 
     async def resume(
@@ -276,20 +269,21 @@ class NatsRuntime:
         last = await last_committed_superstep(js, self.subjects, run_id)
         if last is None or last < checkpoint.superstep:
             await publish_committed(js, self.subjects, checkpoint, self._log_blobs)
+        result = await self._drive(
+            workflow, None, checkpoint_id=checkpoint.id, responses=responses, **kwargs
+        )
+        return await self._after_pause(workflow, result, wait_for_responses_s)
+
+    async def _drive(self, workflow: Workflow, message: Any, **kwargs: Any) -> WorkflowRunResult:
+        """``workflow.run`` on this runtime, claimed, checkpointed and logged per superstep."""
+        store = await self.checkpoint_store()
         token = _FENCED.set(True)
         try:
-            result = await workflow.run(
-                checkpoint_id=checkpoint.id,
-                checkpoint_store=store,
-                responses=responses,
-                runtime=self,
-                **kwargs,
-            )
+            return await workflow.run(message, runtime=self, checkpoint_store=store, **kwargs)
         except CheckpointError as exc:
             raise _fenced_cause(exc) from exc.__cause__
         finally:
             _FENCED.reset(token)
-        return await self._after_pause(workflow, result, wait_for_responses_s)
 
     async def _after_pause(
         self, workflow: Workflow, result: WorkflowRunResult, wait_s: float | None
