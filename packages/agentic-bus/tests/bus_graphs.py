@@ -276,6 +276,40 @@ def approval() -> Workflow:
     )
 
 
+class Splitter(Executor):
+    @handler
+    async def on_int(self, message: int, ctx: WorkflowContext[int]) -> None:
+        for i in range(message):
+            await ctx.send_message(i + 1)
+
+
+class Square(Executor):
+    """Stateless: several messages in one superstep run as a dynamic map."""
+
+    @handler
+    async def on_int(self, message: int, ctx: WorkflowContext[int]) -> None:
+        _record(f"ran-{self.id}", ctx.invocation_id)
+        await ctx.send_message(message * message)
+
+
+class Total(Executor):
+    @handler
+    async def on_list(self, message: list[int], ctx: WorkflowContext[None, list[int]]) -> None:
+        await ctx.yield_output(message)
+
+
+def mapped(width: int = 5) -> Workflow:
+    """split -> square (a dynamic map of ``width`` branches) -> collect -> total."""
+    split, square, total = Splitter("split"), Square("square"), Total("total")
+    return (
+        WorkflowBuilder(f"bus-map-{width}")
+        .set_start_executor(split)
+        .add_edge(split, square)
+        .add_collect_edge(square, total)
+        .build()
+    )
+
+
 def _value(message: Any) -> int:
     return sum(message) if isinstance(message, list) else int(message)
 

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from bus_graphs import Blob, large, pipeline, random_graph, streaming
+from bus_graphs import Blob, large, mapped, pipeline, random_graph, streaming
 from nats.js.errors import NotFoundError
 
 from agentic_bus import NatsRuntime, PoolSettings, Subjects, Worker
@@ -152,6 +152,7 @@ async def test_a_task_the_worker_cannot_decode_is_refused_naming_why(nats_server
     task = TaskMessage(
         task_id=invocation.invocation_id, run_id=run_id, workflow_name=workflow.name,
         fingerprint=workflow.fingerprint(), invocation=encoded,
+        result_subject=Subjects().result(run_id, 0, "echo", 1),
     )  # fmt: skip
     subjects = Subjects()
     async with (
@@ -176,3 +177,22 @@ async def test_a_task_the_worker_cannot_decode_is_refused_naming_why(nats_server
     assert result.error is not None
     assert "cannot decode" in result.error
     assert "__main__.Blob" in result.error
+
+
+async def test_each_branch_of_a_dynamic_map_stores_its_own_result(nats_server: str) -> None:
+    workflow = mapped(5)
+    local = await workflow.run(5)
+    async with (
+        workers(workflow, nats_server, n=2),
+        NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=5) as runtime,
+    ):
+        remote = await workflow.run(5, runtime=runtime)
+        js = (await runtime.client()).jetstream()
+        info = await js.stream_info(
+            "AGENTIC_RESULTS", subjects_filter=f"agentic.result.{remote.run_id}.>"
+        )
+    stored = info.state.subjects or {}
+    assert remote.outputs == local.outputs
+    assert len(stored) == 7  # split, five branches of square, total: one subject each
+    assert set(stored.values()) == {1}
+    assert f"agentic.result.{remote.run_id}.1.square.1.4" in stored

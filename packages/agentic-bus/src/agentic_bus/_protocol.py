@@ -41,6 +41,8 @@ class TaskMessage(BaseModel):
     run_id: str
     workflow_name: str
     fingerprint: str
+    result_subject: str
+    """Where the worker stores the result (``Subjects.result``; one subject per task)."""
     epoch: int = 0
     """The coordinator's epoch (0 when the run is not fenced)."""
     invocation: Any = None

@@ -443,7 +443,7 @@ class _Gather:
         subjects = runtime.subjects
         self.result_subjects = {
             inv.invocation_id: subjects.result(
-                self.run_id, self.superstep, inv.executor_id, inv.attempt
+                self.run_id, self.superstep, inv.executor_id, inv.attempt, inv.index
             )
             for inv in invocations
         }
@@ -484,6 +484,7 @@ class _Gather:
             task = TaskMessage(
                 task_id=task_id, run_id=self.run_id, workflow_name=self.workflow.name,
                 fingerprint=fingerprint, invocation=encoded, live=inv.live is not None,
+                result_subject=self.result_subjects[task_id],
             )  # fmt: skip
             body = task.model_dump_json().encode()
             if len(body) > BLOB_THRESHOLD:

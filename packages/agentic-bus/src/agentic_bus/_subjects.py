@@ -122,12 +122,21 @@ class Subjects:
         """The results of one run."""
         return f"{self.prefix}.result.{subject_token(run_id)}.>"
 
-    def result(self, run_id: str, superstep: int, executor_id: str, attempt: int) -> str:
-        """``agentic.result.{run}.{superstep}.{executor}.{attempt}``: one per task, ever."""
-        return (
+    def result(
+        self,
+        run_id: str,
+        superstep: int,
+        executor_id: str,
+        attempt: int,
+        index: int | None = None,
+    ) -> str:
+        """``agentic.result.{run}.{superstep}.{executor}.{attempt}``: one per task, ever; a
+        branch of a dynamic map adds its index (``....{attempt}.{index}``)."""
+        subject = (
             f"{self.prefix}.result.{subject_token(run_id)}.{int(superstep)}."
             f"{subject_token(executor_id)}.{int(attempt)}"
         )
+        return subject if index is None else f"{subject}.{int(index)}"
 
     def committed(self, run_id: str) -> str:
         """``agentic.workflow.{run}.committed``: one message per committed superstep."""

@@ -219,7 +219,11 @@ class Worker:
             await msg.term()
             return
         log = _log.bind(worker=self.worker_id, task=task.task_id, delivery=delivery)
-        result_subject = self._result_subject(msg.subject, task)
+        result_subject = task.result_subject
+        if not self._result_subject_ok(result_subject):
+            log.error("worker_bad_result_subject", result_subject=result_subject[:200])
+            await msg.term()
+            return
         problem = self._incompatibility(task)
         invocation: Invocation | None = None
         if problem is None:
@@ -288,11 +292,15 @@ class Worker:
 
         return publish
 
-    def _result_subject(self, task_subject: str, task: TaskMessage) -> str:
-        # The task subject ends "<run>.<superstep>.<exec>"; the attempt is the task id's last part.
-        run, superstep, executor = task_subject.rsplit(".", 3)[1:]
-        attempt = task.task_id.rsplit(".", 1)[1]
-        return f"{self._subjects.prefix}.result.{run}.{superstep}.{executor}.{attempt}"
+    def _result_subject_ok(self, subject: str) -> bool:
+        """A subject of the results stream, with no wildcard (the coordinator names it)."""
+        tokens = subject.split(".")
+        return (
+            subject.startswith(f"{self._subjects.prefix}.result.")
+            and all(tokens)
+            and not {"*", ">"} & set(tokens)
+            and not any(c.isspace() for c in subject)
+        )
 
     def _incompatibility(self, task: TaskMessage) -> str | None:
         if task.protocol != PROTOCOL_VERSION:
