@@ -21,6 +21,7 @@ import contextlib
 import json
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -124,8 +125,9 @@ class NatsRuntime:
         self._committed_blobs: Blobs | None = None
         self._lock = asyncio.Lock()
         self._consumers: set[str] = set()
-        self._runs_seen: set[str] = set()
-        self._claimed: set[str] = set()
+        # Bounded: a long-lived runtime forgets old runs (forgetting costs one extra read).
+        self._runs_seen = _Recent()
+        self._claimed = _Recent()
         self._stash: dict[str, _Stash] = {}
         self._store: CommittingStore | None = None
         self._advisories_read: dict[tuple[str, str], int] = {}
@@ -356,6 +358,7 @@ class NatsRuntime:
         with contextlib.suppress(NotFoundError):
             await js.purge_stream(TASKS_STREAM, subject=self.subjects.run_tasks(run_id))  # pyright: ignore[reportUnknownMemberType]
         self._runs_seen.discard(run_id)
+        self._claimed.discard(run_id)
         for key in [k for k in self._advisories_read if k[1] == run_id]:
             del self._advisories_read[key]
 
@@ -389,6 +392,28 @@ class NatsRuntime:
     def _blob_store(self) -> Blobs:
         assert self._blobs is not None  # noqa: S101 - set with the connection
         return self._blobs
+
+
+class _Recent:
+    """A set of the most recent run ids (the oldest dropped past ``limit``)."""
+
+    __slots__ = ("_ids", "_limit")
+
+    def __init__(self, limit: int = 4096) -> None:
+        self._ids: OrderedDict[str, None] = OrderedDict()
+        self._limit = limit
+
+    def __contains__(self, run_id: object) -> bool:
+        return run_id in self._ids
+
+    def add(self, run_id: str) -> None:
+        self._ids[run_id] = None
+        self._ids.move_to_end(run_id)
+        if len(self._ids) > self._limit:
+            self._ids.popitem(last=False)
+
+    def discard(self, run_id: str) -> None:
+        self._ids.pop(run_id, None)
 
 
 _FENCED: ContextVar[bool] = ContextVar("agentic_bus_fenced", default=False)
@@ -587,6 +612,8 @@ class _Gather:
                     _log.debug("runtime_advisories_unreadable", error=repr(exc))
                     return
                 cursors[key] = stored.seq or cursors.get(key, 0) + 1
+                if len(cursors) > 4096:  # bounded like _Recent: a forgotten run rescans once
+                    del cursors[next(iter(cursors))]
                 await self._poisoned(stored.data or b"")
 
     async def _poisoned(self, data: bytes) -> None:
