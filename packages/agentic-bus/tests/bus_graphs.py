@@ -48,6 +48,14 @@ def _record(name: str, line: str) -> None:
             f.write(line + "\n")
 
 
+async def _hang_if_flagged(executor_id: str, invocation_id: str) -> None:
+    """With ``hang-<exec>`` and no ``release-<exec>``: print GOT and wait for the release."""
+    if _flag(f"hang-{executor_id}") and not _flag(f"release-{executor_id}"):
+        print(f"GOT {invocation_id}", flush=True)
+        while not _flag(f"release-{executor_id}"):  # noqa: ASYNC110 - another process's file
+            await asyncio.sleep(0.02)
+
+
 class Blob(BaseModel):
     """A large payload (claim-check tests)."""
 
@@ -74,10 +82,7 @@ class Step(Executor):
         pause = float(os.environ.get("AGENTIC_TEST_STEP_SLEEP", "0"))
         if pause:
             await asyncio.sleep(pause)
-        if _flag(f"hang-{self.id}") and not _flag(f"release-{self.id}"):
-            print(f"GOT {ctx.invocation_id}", flush=True)
-            while not _flag(f"release-{self.id}"):  # noqa: ASYNC110 - another process's file
-                await asyncio.sleep(0.02)
+        await _hang_if_flagged(self.id, ctx.invocation_id)
         if _flag(f"block-{self.id}"):  # a blocking executor: no heartbeat while it runs
             print(f"BLOCK {ctx.invocation_id}", flush=True)
             time.sleep(1.6)  # noqa: ASYNC251 - blocking on purpose
@@ -310,6 +315,64 @@ def mapped(width: int = 5) -> Workflow:
     )
 
 
+# -- LangGraph's map-reduce how-to ("Map-Reduce and the Send API"), ported --------------------
+# Their graph: START -> generate_topics -(Send per subject)-> generate_joke -> best_joke -> END,
+# with ``jokes: Annotated[list[str], operator.add]`` gathering the map. Ours: a message per
+# subject to a stateless executor (a dynamic map, one task per subject on the workers) and a
+# collect edge in place of the list reducer.
+
+JOKES = {
+    "lions": "Why don't lions like fast food? Because they can't catch it!",
+    "elephants": "Why don't elephants use computers? They're afraid of the mouse!",
+    "penguins": (
+        "Why don't penguins like talking to strangers at parties? "
+        "Because they find it hard to break the ice."
+    ),
+}
+
+
+class GenerateTopics(Executor):
+    @handler
+    async def on_topic(self, state: dict[str, str], ctx: WorkflowContext[dict[str, str]]) -> None:
+        for subject in ["lions", "elephants", "penguins"]:  # continue_to_jokes: one Send each
+            await ctx.send_message({"subject": subject})
+
+
+class GenerateJoke(Executor):
+    @handler
+    async def on_subject(
+        self, state: dict[str, str], ctx: WorkflowContext[dict[str, list[str]]]
+    ) -> None:
+        _record(f"ran-{self.id}", ctx.invocation_id)
+        await _hang_if_flagged(self.id, ctx.invocation_id)
+        await ctx.send_message({"jokes": [JOKES[state["subject"]]]})
+
+
+class BestJoke(Executor):
+    @handler
+    async def on_jokes(
+        self, updates: list[dict[str, list[str]]], ctx: WorkflowContext[None, dict[str, Any]]
+    ) -> None:
+        jokes = [joke for update in updates for joke in update["jokes"]]  # operator.add
+        await ctx.yield_output({"jokes": jokes, "best_selected_joke": "penguins"})
+
+
+def jokes() -> Workflow:
+    """LangGraph's map-reduce sample: topics -> a joke per subject (map) -> the best joke."""
+    topics, joke, best = (
+        GenerateTopics("generate_topics"),
+        GenerateJoke("generate_joke"),
+        BestJoke("best_joke"),
+    )
+    return (
+        WorkflowBuilder("bus-jokes")
+        .set_start_executor(topics)
+        .add_edge(topics, joke)
+        .add_collect_edge(joke, best)
+        .build()
+    )
+
+
 def _value(message: Any) -> int:
     return sum(message) if isinstance(message, list) else int(message)
 
@@ -326,4 +389,6 @@ def build(name: str | None = None) -> Workflow:
         "loop": loop,
         "streaming": streaming,
         "approval": approval,
+        "mapped": mapped,
+        "jokes": jokes,
     }[chosen]()

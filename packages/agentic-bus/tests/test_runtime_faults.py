@@ -12,7 +12,7 @@ from pathlib import Path
 
 import nats
 import pytest
-from bus_graphs import pipeline
+from bus_graphs import JOKES, jokes, pipeline
 from worker_procs import WorkerProcess, start_workers
 
 from agentic_bus import NatsRuntime, PoolSettings
@@ -204,3 +204,25 @@ async def test_a_blocking_executor_runs_twice_but_its_result_is_stored_once(
     run_id = ran[0].split(".")[0]
     assert await _stored_results(nats_server, f"agentic.result.{run_id}.3.tail.1") == 1
     assert result.outputs == (await pipeline().run(1)).outputs
+
+
+async def test_langgraphs_map_reduce_sample_survives_a_worker_killed_mid_map(
+    nats_server: str, flags: Path, procs: list[WorkerProcess]
+) -> None:
+    # LangGraph's "Map-Reduce and the Send API" how-to, ported (bus_graphs.jokes): each Send is
+    # a task; a worker SIGKILLed while it holds one branch loses nothing.
+    procs += start_workers(nats_server, flags, "jokes", 2)
+    (flags / "hang-generate_joke").touch()
+    workflow = jokes()
+    async with NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=10) as runtime:
+        running = asyncio.create_task(runtime.run(workflow, {"topic": "animals"}))
+        holder = await _holder(procs)
+        holder.signal(signal.SIGKILL)
+        (flags / "release-generate_joke").touch()
+        result = await asyncio.wait_for(running, 30)
+        committed = await runtime.committed_outputs(workflow, result.run_id)
+    expected = {"jokes": list(JOKES.values()), "best_selected_joke": "penguins"}
+    assert result.outputs == committed == [expected]  # LangGraph's final state, same order
+    ran = (flags / "ran-generate_joke").read_text().split()
+    assert len(set(ran)) == 3  # one invocation id per Send, the killed one run again
+    assert len(ran) >= 3
