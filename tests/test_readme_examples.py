@@ -27,6 +27,8 @@ def test_readme_block_runs(
 ) -> None:
     if "REDIS_URL" in code:  # an example of the Redis stores talks to the session's server
         monkeypatch.setenv("REDIS_URL", request.getfixturevalue("redis_server"))
+    if "NATS_URL" in code:  # an example of agentic-bus talks to the session's nats-server
+        monkeypatch.setenv("NATS_URL", request.getfixturevalue("nats_server"))
     compiled = compile(code, "<readme>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
     namespace: dict[str, object] = {"__name__": "__readme__"}
     result = types.FunctionType(compiled, namespace)()

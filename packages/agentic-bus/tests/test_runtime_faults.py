@@ -170,7 +170,8 @@ async def test_sigterm_hands_a_running_task_back_at_once(
         nats_server, settings=settings, build="sigterm", worker_wait_s=20
     ) as runtime:
         pool = runtime.pool_for(workflow, "start")
-        procs += start_workers(nats_server, flags, "pipeline", 1, "--pool", pool, *slow)
+        procs += start_workers(nats_server, flags, "pipeline", 1, "--build", "sigterm", *slow)
+        assert procs[0].saw(f"READY {procs[0].lines[-1].split()[1]} pool={pool}")
         (flags / "hang-b").touch()
         running = asyncio.create_task(workflow.run(1, runtime=runtime))
         first = await _holder(procs)

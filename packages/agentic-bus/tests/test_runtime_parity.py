@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -14,7 +15,7 @@ import pytest
 from bus_graphs import Blob, large, mapped, pipeline, random_graph, streaming
 from nats.js.errors import NotFoundError
 
-from agentic_bus import NatsRuntime, PoolSettings, Subjects, Worker
+from agentic_bus import NatsConnectionError, NatsRuntime, PoolSettings, Subjects, Worker
 from agentic_bus._protocol import TaskMessage, TaskResultMessage
 from agentic_core import (
     AgentRunUpdateEvent,
@@ -196,3 +197,71 @@ async def test_each_branch_of_a_dynamic_map_stores_its_own_result(nats_server: s
     assert len(stored) == 7  # split, five branches of square, total: one subject each
     assert set(stored.values()) == {1}
     assert f"agentic.result.{remote.run_id}.1.square.1.4" in stored
+
+
+async def test_a_task_the_worker_cannot_read_is_refused_where_it_says(nats_server: str) -> None:
+    # A task of another protocol version (fields missing): stored as "incompatible" on its
+    # result subject, so its run fails at once instead of waiting on workers that look alive.
+    workflow = large()
+    run_id = uuid.uuid4().hex
+    subjects = Subjects()
+    result_subject = subjects.result(run_id, 0, "echo", 1)
+    odd = {"protocol": 1, "task_id": f"{run_id}.0.echo.1", "result_subject": result_subject}
+    async with (
+        workers(workflow, nats_server, n=1),
+        NatsRuntime(nats_server, settings=SETTINGS) as runtime,
+    ):
+        js = (await runtime.client()).jetstream()
+        pool = runtime.pool_for(workflow, "echo")
+        await js.publish(subjects.task(pool, run_id, 0, "echo"), json.dumps(odd).encode())
+        for _ in range(100):
+            try:
+                stored = await js.get_last_msg("AGENTIC_RESULTS", result_subject)
+                break
+            except NotFoundError:
+                await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the worker stored no result")
+    result = TaskResultMessage.model_validate_json(stored.data or b"")
+    assert result.status == "incompatible"
+    assert "cannot read the task" in (result.error or "")
+    assert "fingerprint" in (result.error or "")  # the missing field is named
+
+
+async def test_a_worker_that_cannot_connect_fails_wait_ready_naming_the_url() -> None:
+    worker = Worker(large(), "nats://user:secret@127.0.0.1:9", connect_timeout_s=0.5)
+    running = asyncio.create_task(worker.run())
+    with pytest.raises(NatsConnectionError, match=r"127\.0\.0\.1:9") as caught:
+        await asyncio.wait_for(worker.wait_ready(), 10)
+    assert "secret" not in str(caught.value)
+    with pytest.raises(NatsConnectionError):
+        await running
+
+
+async def test_existing_streams_keep_an_operators_limits_and_share_subjects_across_prefixes(
+    nats_server: str,
+) -> None:
+    async with NatsRuntime(nats_server, settings=SETTINGS) as runtime:
+        js = (await runtime.client()).jetstream()
+        info = await js.stream_info("AGENTIC_RESULTS")
+        limited = dataclasses.replace(info.config, max_bytes=512 * 1024 * 1024)
+        await js.update_stream(limited)
+    workflow = pipeline()
+    acme = Subjects("acme")
+    async with (
+        workers(workflow, nats_server, n=1),
+        NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=5, subjects=acme) as other,
+    ):
+        worker = Worker(workflow, nats_server, settings=SETTINGS, subjects=acme)
+        serving = asyncio.create_task(worker.run())
+        await worker.wait_ready()
+        try:
+            result = await asyncio.wait_for(workflow.run(1, runtime=other), 30)  # same streams
+        finally:
+            worker.stop()
+            await serving
+        js = (await other.client()).jetstream()
+        info = await js.stream_info("AGENTIC_RESULTS")
+    assert result.outputs == (await pipeline().run(1)).outputs
+    assert info.config.max_bytes == 512 * 1024 * 1024  # not reset to agentic's default
+    assert {"agentic.result.>", "acme.result.>"} <= set(info.config.subjects or [])

@@ -47,6 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("factory", help="MODULE:FACTORY returning the workflow (or the workflow)")
     parser.add_argument("--nats", default=DEFAULT_NATS_URL, help="NATS server URL")
     parser.add_argument("--pool", default=None, help="pool to serve (default: the workflow's)")
+    parser.add_argument("--build", default=None, help="build id (as NatsRuntime(build=...))")
     parser.add_argument("--slots", type=int, default=8, help="tasks run at once")
     parser.add_argument("--ack-wait", type=float, default=10.0, help="seconds (as coordinators)")
     parser.add_argument("--max-deliver", type=int, default=3, help="deliveries before poison")
@@ -69,6 +70,7 @@ async def _serve(args: argparse.Namespace) -> None:
         workflow,
         args.nats,
         pool=args.pool,
+        build=args.build,
         slots=args.slots,
         settings=PoolSettings(ack_wait_s=args.ack_wait, max_deliver=args.max_deliver),
         worker_id=args.worker_id,

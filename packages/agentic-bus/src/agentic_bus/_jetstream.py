@@ -1,11 +1,13 @@
 """Create-or-bind for JetStream streams and KV buckets, the same from every process.
 
 Several processes (coordinators, workers, stores) declare the same objects at start; the first
-creates them, the others bind. A stream that exists with other settings is updated to ours when
-the server allows it, and otherwise named in a clear error.
+creates them, the others bind. A stream that exists keeps its settings (an operator's limits
+and replicas win); only missing subjects are added.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from nats.js import api
 from nats.js.client import JetStreamContext
@@ -20,19 +22,35 @@ _STREAM_NAME_IN_USE = 10058
 
 
 async def ensure_stream(js: JetStreamContext, config: api.StreamConfig) -> api.StreamInfo:
-    """The stream ``config.name``, created with ``config`` or updated to it."""
+    """The stream ``config.name``: created with ``config``, or bound as it is.
+
+    An existing stream keeps the limits, replicas and storage an operator gave it; only
+    subjects it lacks are added (another deployment prefix sharing the stream). A stream of
+    another retention policy is a clear error: the protocol depends on it.
+    """
     name = config.name or ""
     try:
         return await js.add_stream(config)  # pyright: ignore[reportUnknownMemberType]
     except BadRequestError as exc:
         if exc.err_code != _STREAM_NAME_IN_USE:
             raise BusError(f"JetStream refused stream {name!r}: {exc.description or exc}") from exc
+    info = await js.stream_info(name)
+    existing = info.config
+    if config.retention is not None and existing.retention != config.retention:
+        raise BusError(
+            f"JetStream stream {name!r} exists with retention {existing.retention}, agentic "
+            f"needs {config.retention}; delete it or use another subject prefix"
+        )
+    missing = [s for s in config.subjects or [] if s not in (existing.subjects or [])]
+    if not missing:
+        return info
     try:
-        return await js.update_stream(config)  # pyright: ignore[reportUnknownMemberType]
+        updated = dataclasses.replace(existing, subjects=[*(existing.subjects or []), *missing])
+        return await js.update_stream(updated)  # pyright: ignore[reportUnknownMemberType]
     except BadRequestError as exc:
         raise BusError(
-            f"JetStream stream {name!r} exists with settings that cannot be changed to ours "
-            f"({exc.description or exc}); delete it or use another name"
+            f"JetStream stream {name!r} cannot take the subjects {missing} "
+            f"({exc.description or exc})"
         ) from exc
 
 

@@ -87,9 +87,12 @@ def pool_of(workflow: WorkflowGraph, build: str | None = None) -> str:
     return subject_token(name)
 
 
-def consumer_name(pool: str) -> str:
-    """The durable consumer of ``pool``."""
-    return f"pool_{subject_token(pool)}"
+def consumer_name(pool: str, subjects: Subjects) -> str:
+    """The durable consumer of ``pool`` (under another subject prefix, another consumer: two
+    deployments sharing the streams never share a pool)."""
+    if subjects.prefix == "agentic":
+        return f"pool_{subject_token(pool)}"
+    return f"pool_{subject_token(pool)}_{subject_token(subjects.prefix.replace('.', '_'))}"
 
 
 async def declare_streams(js: JetStreamContext, subjects: Subjects, settings: PoolSettings) -> None:
@@ -141,7 +144,7 @@ async def ensure_pool_consumer(
     js: JetStreamContext, subjects: Subjects, pool: str, settings: PoolSettings
 ) -> api.ConsumerInfo:
     """The pool's durable pull consumer (created with ``settings`` if it is missing)."""
-    durable = consumer_name(pool)
+    durable = consumer_name(pool, subjects)
     try:
         return await js.consumer_info(TASKS_STREAM, durable)
     except NotFoundError:

@@ -43,8 +43,6 @@ class TaskMessage(BaseModel):
     fingerprint: str
     result_subject: str
     """Where the worker stores the result (``Subjects.result``; one subject per task)."""
-    epoch: int = 0
-    """The coordinator's epoch (0 when the run is not fenced)."""
     invocation: Any = None
     """The encoded ``Invocation.to_data()`` (None when it went by claim check)."""
     blob: BlobRef | None = None

@@ -430,9 +430,9 @@ class _Stash:
         self.outputs: dict[tuple[str, int | None], list[Any]] = {}
 
 
-def _advisory_subject(pool: str) -> str:
+def _advisory_subject(pool: str, subjects: Subjects) -> str:
     """The server's max-deliveries advisory subject for ``pool``'s consumer."""
-    return f"{MAX_DELIVERIES_ADVISORY}.{TASKS_STREAM}.{consumer_name(pool)}"
+    return f"{MAX_DELIVERIES_ADVISORY}.{TASKS_STREAM}.{consumer_name(pool, subjects)}"
 
 
 def _fenced_cause(exc: CheckpointError) -> BaseException:
@@ -479,7 +479,7 @@ class _Gather:
         pattern = f"{subjects.prefix}.result.{subject_token(self.run_id)}.{self.superstep}.>"
         self.subscriptions.append(await client.subscribe(pattern, cb=self._on_result))  # pyright: ignore[reportUnknownMemberType]
         for pool in set(self.pools.values()):
-            advisory = _advisory_subject(pool)
+            advisory = _advisory_subject(pool, self.runtime.subjects)
             self.subscriptions.append(await client.subscribe(advisory, cb=self._on_advisory))  # pyright: ignore[reportUnknownMemberType]
         if any(inv.live is not None for inv in self.invocations):
             live = subjects.live_all(self.run_id)
@@ -599,7 +599,7 @@ class _Gather:
         """Advisories stored while nobody listened (this coordinator was down): read once."""
         cursors = self.runtime._advisories_read  # pyright: ignore[reportPrivateUsage]
         for pool in set(self.pools.values()):
-            subject = _advisory_subject(pool)
+            subject = _advisory_subject(pool, self.runtime.subjects)
             key = (pool, self.run_id)
             while True:
                 try:
@@ -665,7 +665,9 @@ class _Gather:
     async def _check_workers(self, js: JetStreamContext) -> None:
         for pool in sorted(set(self.pools.values())):
             try:
-                info = await js.consumer_info(TASKS_STREAM, consumer_name(pool))
+                info = await js.consumer_info(
+                    TASKS_STREAM, consumer_name(pool, self.runtime.subjects)
+                )
             except Exception:  # noqa: BLE001 - the server is away: an outage is not "no worker"
                 return
             if info.num_waiting or info.num_ack_pending:

@@ -39,7 +39,13 @@ from agentic_bus._pool import (
 )
 from agentic_bus._protocol import PROTOCOL_VERSION, TaskMessage, TaskResultMessage
 from agentic_bus._subjects import Subjects
-from agentic_core import Invocation, InvocationResult, SerializationError, WorkflowGraph
+from agentic_core import (
+    BusError,
+    Invocation,
+    InvocationResult,
+    SerializationError,
+    WorkflowGraph,
+)
 
 __all__ = ["Worker"]
 
@@ -63,6 +69,7 @@ class Worker:
         workflow: the workflow, or a factory building it (called once).
         servers: NATS URL(s).
         pool: the pool to serve (default: the workflow's, as ``NatsRuntime`` computes it).
+        build: the build id of the coordinators' ``NatsRuntime(build=...)`` (default pool only).
         slots: tasks run at once.
         settings: delivery settings; must match the coordinators' (``NatsRuntime``'s).
         worker_id: this worker's name in logs and results.
@@ -76,6 +83,7 @@ class Worker:
         servers: str | list[str] = DEFAULT_NATS_URL,
         *,
         pool: str | None = None,
+        build: str | None = None,
         slots: int = 8,
         settings: PoolSettings | None = None,
         worker_id: str | None = None,
@@ -89,7 +97,7 @@ class Worker:
             workflow if isinstance(workflow, WorkflowGraph) else workflow()
         )
         self._servers = servers
-        self.pool = pool or pool_of(self.workflow)
+        self.pool = pool or pool_of(self.workflow, build)
         self.slots = slots
         self.settings = settings or PoolSettings()
         self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
@@ -103,6 +111,8 @@ class Worker:
         self._messages: dict[asyncio.Task[None], Msg] = {}
         self._stopping = asyncio.Event()
         self._ready = asyncio.Event()
+        self._ended = asyncio.Event()
+        self._error: BaseException | None = None
         self.tasks_done = 0
         """Tasks this worker ran to a stored result."""
 
@@ -110,8 +120,19 @@ class Worker:
         return f"Worker({self.worker_id!r}, pool={self.pool!r}, slots={self.slots})"
 
     async def wait_ready(self) -> None:
-        """Return once the worker is connected and pulling."""
-        await self._ready.wait()
+        """Return once the worker is connected and pulling; raise what stopped ``run()`` if it
+        ended first (an unreachable server: ``NatsConnectionError``)."""
+        ready = asyncio.ensure_future(self._ready.wait())
+        ended = asyncio.ensure_future(self._ended.wait())
+        try:
+            await asyncio.wait({ready, ended}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ready.cancel()
+            ended.cancel()
+        if not self._ready.is_set():
+            if self._error is not None:
+                raise self._error
+            raise BusError(f"worker {self.worker_id} stopped before it was ready")
 
     def stop(self) -> None:
         """Ask ``run()`` to stop: no new tasks; running ones get ``stop_grace_s`` to finish."""
@@ -125,6 +146,15 @@ class Worker:
 
     async def run(self) -> None:
         """Pull and run tasks until ``stop()``."""
+        try:
+            await self._run()
+        except BaseException as exc:
+            self._error = exc
+            raise
+        finally:
+            self._ended.set()
+
+    async def _run(self) -> None:
         client = await connect_nats(
             self._servers, name=f"agentic-worker {self.worker_id}",
             connect_timeout_s=self._connect_timeout_s,
@@ -135,7 +165,7 @@ class Worker:
             await declare_streams(js, self._subjects, self.settings)
             await ensure_pool_consumer(js, self._subjects, self.pool, self.settings)
             subscription = await js.pull_subscribe_bind(
-                durable=consumer_name(self.pool), stream=TASKS_STREAM
+                durable=consumer_name(self.pool, self._subjects), stream=TASKS_STREAM
             )
             blobs = Blobs(client)
             self._ready.set()
@@ -216,6 +246,7 @@ class Worker:
             task = TaskMessage.model_validate_json(msg.data)
         except ValueError as exc:
             _log.error("worker_bad_task", subject=msg.subject, error=str(exc)[:300])
+            await self._refuse_unreadable(js, msg, f"{type(exc).__name__}: {str(exc)[:500]}")
             await msg.term()
             return
         log = _log.bind(worker=self.worker_id, task=task.task_id, delivery=delivery)
@@ -291,6 +322,25 @@ class Worker:
             send.add_done_callback(_forget_send(pending))
 
         return publish
+
+    async def _refuse_unreadable(self, js: JetStreamContext, msg: Msg, error: str) -> None:
+        """A task this worker cannot read (another protocol version, say): if it names its task
+        and result subject, store an "incompatible" result there, so the run fails at once
+        naming why instead of waiting on workers that look alive."""
+        try:
+            loose = json.loads(msg.data)
+            task_id, subject = str(loose["task_id"]), str(loose["result_subject"])
+        except (ValueError, KeyError, TypeError):
+            return
+        if not self._result_subject_ok(subject):
+            return
+        reply = TaskResultMessage(
+            task_id=task_id, status="incompatible", worker_id=self.worker_id,
+            error=f"worker {self.worker_id} (protocol {PROTOCOL_VERSION}) cannot read the "
+            f"task: {error}",
+        )  # fmt: skip
+        log = _log.bind(worker=self.worker_id, task=task_id)
+        await self._store_result(js, subject, reply.model_dump_json().encode(), log)
 
     def _result_subject_ok(self, subject: str) -> bool:
         """A subject of the results stream, with no wildcard (the coordinator names it)."""
