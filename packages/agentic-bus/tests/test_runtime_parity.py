@@ -265,3 +265,32 @@ async def test_existing_streams_keep_an_operators_limits_and_share_subjects_acro
     assert result.outputs == (await pipeline().run(1)).outputs
     assert info.config.max_bytes == 512 * 1024 * 1024  # not reset to agentic's default
     assert {"agentic.result.>", "acme.result.>"} <= set(info.config.subjects or [])
+
+
+async def test_tasks_purged_by_a_cancelled_superstep_are_published_afresh(nats_server: str) -> None:
+    # A cancelled superstep purges its queued tasks, but their message ids still dedupe for
+    # two minutes: the same superstep run again (a resume) must not wait for ever on them.
+    workflow = large()
+    runtime = NatsRuntime(nats_server, settings=SETTINGS, build=uuid.uuid4().hex[:8],
+                          worker_wait_s=1.0)  # fmt: skip
+    invocation = Invocation(
+        run_id=uuid.uuid4().hex, workflow_id=workflow.id, superstep=0, executor_id="echo",
+        messages=[Blob(text="abc")], shared_state={},
+    )  # fmt: skip
+    async with runtime:
+        pool = runtime.pool_for(workflow, "echo")
+        first = asyncio.create_task(runtime.execute(workflow, [invocation]))
+        await asyncio.sleep(0.3)  # published; no worker on this build's pool yet
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        worker = Worker(workflow, nats_server, pool=pool, settings=SETTINGS)
+        serving = asyncio.create_task(worker.run())
+        await worker.wait_ready()
+        try:
+            (result,) = await asyncio.wait_for(runtime.execute(workflow, [invocation]), 20)
+        finally:
+            worker.stop()
+            await serving
+    assert result.error is None
+    assert result.outputs == [Blob(text="cba")]

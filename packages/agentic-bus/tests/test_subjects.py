@@ -182,7 +182,6 @@ LAYOUTS: list[tuple[str, Build, str]] = [
     ("responses", lambda s, i: s.responses(i), "agentic.response.the-id.*"),
     ("audit", lambda s, i: s.audit(i, "decision"), "agentic.audit.the-id.decision"),
     ("audit", lambda s, i: s.audit(i, i), "agentic.audit.the-id.the-id"),
-    ("cancel", lambda s, i: s.cancel(i), "agentic.control.the-id.cancel"),
 ]
 LAYOUT_IDS = [f"{name}:{layout}" for name, _, layout in LAYOUTS]
 
@@ -275,7 +274,6 @@ def test_a_custom_prefix_is_used_by_every_method(name: str, build: Build, layout
 
 
 def test_good_prefixes_are_accepted() -> None:
-    assert Subjects(prefix="x").cancel("r") == "x.control.r.cancel"
     assert Subjects(prefix="a-b_c.d1").edge_activated("e") == "a-b_c.d1.edge.e.activated"
     assert Subjects().prefix == "agentic"
 

@@ -495,7 +495,9 @@ class _Gather:
         await asyncio.gather(*(self._read_stored(js, task_id) for task_id in self.waiting))
         await self._scan_advisories(js)
 
-    async def publish_missing(self) -> None:
+    async def publish_missing(
+        self, *, fresh_ids: bool = False, pools: set[str] | None = None
+    ) -> None:
         js = await self.runtime._jetstream()  # pyright: ignore[reportPrivateUsage]
         subjects = self.runtime.subjects
         registry = self.workflow.type_registry
@@ -504,6 +506,8 @@ class _Gather:
         for inv in self.invocations:
             task_id = inv.invocation_id
             if self.waiting[task_id].done():
+                continue
+            if pools is not None and self.pools[inv.executor_id] not in pools:
                 continue
             encoded = registry.encode(inv.to_data())
             task = TaskMessage(
@@ -525,7 +529,8 @@ class _Gather:
             subject = subjects.task(
                 self.pools[inv.executor_id], self.run_id, self.superstep, inv.executor_id
             )
-            publishes.append(js.publish(subject, body, headers={"Nats-Msg-Id": task_id}))
+            msg_id = f"{task_id}:{uuid.uuid4().hex[:8]}" if fresh_ids else task_id
+            publishes.append(js.publish(subject, body, headers={"Nats-Msg-Id": msg_id}))
         if publishes:
             await asyncio.gather(*publishes)
 
@@ -663,6 +668,10 @@ class _Gather:
             self.failure.set_result(error)
 
     async def _check_workers(self, js: JetStreamContext) -> None:
+        """No progress for ``worker_wait_s``: no worker on a pool is an error; idle workers
+        with nothing queued or in flight mean our tasks are gone (purged by a cancelled
+        coordinator, whose message ids still dedupe a re-publish): publish them afresh."""
+        lost: list[str] = []
         for pool in sorted(set(self.pools.values())):
             try:
                 info = await js.consumer_info(
@@ -671,8 +680,9 @@ class _Gather:
             except Exception:  # noqa: BLE001 - the server is away: an outage is not "no worker"
                 return
             if info.num_waiting or info.num_ack_pending:
-                self.last_progress = time.monotonic()  # workers are there, busy or idle
-                return
+                if info.num_waiting and not info.num_ack_pending and not info.num_pending:
+                    lost.append(pool)
+                continue
             executors = sorted(e for e, p in self.pools.items() if p == pool)
             raise NoWorkerError(
                 f"no worker serves pool {pool!r} (executors {', '.join(executors)} of workflow "
@@ -682,6 +692,10 @@ class _Gather:
                 executor_id=executors[0] if executors else None,
                 superstep=self.superstep,
             )
+        self.last_progress = time.monotonic()  # workers are there, busy or idle
+        if lost:
+            _log.warning("runtime_tasks_republished", run=self.run_id, pools=lost)
+            await self.publish_missing(fresh_ids=True, pools=set(lost))
 
     async def _decode(self, inv: Invocation) -> InvocationResult:
         message = self.waiting[inv.invocation_id].result()

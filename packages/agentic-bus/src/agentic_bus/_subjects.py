@@ -164,10 +164,6 @@ class Subjects:
         """``agentic.audit.{run}.{kind}``: a decision record (the ``AGENTIC_AUDIT`` stream's)."""
         return f"{self.prefix}.audit.{subject_token(run_id)}.{subject_token(kind)}"
 
-    def cancel(self, run_id: str) -> str:
-        """``agentic.control.{run}.cancel``: workers stop the run's running tasks."""
-        return f"{self.prefix}.control.{subject_token(run_id)}.cancel"
-
 
 def _kind(kind: str) -> str:
     """A fixed subject suffix: one or more safe tokens (``superstep.completed`` is two)."""
