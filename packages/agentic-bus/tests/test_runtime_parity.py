@@ -12,17 +12,32 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from bus_graphs import Blob, large, mapped, pipeline, random_graph, streaming
+from bus_graphs import Blob, approval, large, mapped, pipeline, random_graph, streaming
 from nats.js.errors import NotFoundError
 
-from agentic_bus import NatsConnectionError, NatsRuntime, PoolSettings, Subjects, Worker
+from agentic_bus import (
+    CoordinatorFencedError,
+    NatsBus,
+    NatsConnectionError,
+    NatsEventSink,
+    NatsRuntime,
+    PendingRequest,
+    PoolSettings,
+    Subjects,
+    Worker,
+    replay_events,
+)
 from agentic_bus._protocol import TaskMessage, TaskResultMessage
 from agentic_core import (
     AgentRunUpdateEvent,
     Invocation,
+    SuperstepCompletedEvent,
     Workflow,
+    WorkflowCompletedEvent,
     WorkflowExecutionError,
     WorkflowOutputEvent,
+    WorkflowRunState,
+    WorkflowStartedEvent,
 )
 
 SETTINGS = PoolSettings(ack_wait_s=1.0, max_deliver=3)
@@ -294,3 +309,58 @@ async def test_tasks_purged_by_a_cancelled_superstep_are_published_afresh(nats_s
             await serving
     assert result.error is None
     assert result.outputs == [Blob(text="cba")]
+
+
+async def test_run_stream_commits_before_it_yields_and_publishes_pending_requests(
+    nats_server: str,
+) -> None:
+    workflow = approval()
+    async with (
+        workers(workflow, nats_server, n=1),
+        NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=5) as runtime,
+        NatsBus(nats_server) as ui,
+    ):
+        requests = await ui.subscribe(Subjects().requests())
+        async with NatsEventSink(ui, workflow=workflow) as sink:
+            first = [e async for e in sink.record(runtime.run_stream(workflow, "ship it"))]
+        assert isinstance(first[0], WorkflowStartedEvent)
+        run_id = first[0].run_id
+        assert isinstance(first[-1], WorkflowCompletedEvent)
+        assert first[-1].status is WorkflowRunState.IDLE_WITH_PENDING_REQUESTS
+        pending = PendingRequest.model_validate_json((await anext(requests)).data)
+        assert pending.run_id == run_id
+        second = [
+            e
+            async for e in runtime.run_stream(
+                workflow, resume_run_id=run_id, responses={pending.request_id: True}
+            )
+        ]
+        assert isinstance(second[-1], WorkflowCompletedEvent)
+        assert second[-1].status is WorkflowRunState.COMPLETED
+        committed = await runtime.committed_outputs(workflow, run_id)
+        replayed = [e async for e in replay_events(ui, run_id, workflow=workflow)]
+    streamed = [e.data for e in [*first, *second] if isinstance(e, WorkflowOutputEvent)]
+    assert committed == streamed == ["draft: ship it", "publish SHIP IT? yes"]
+    assert [type(e) for e in replayed] == [type(e) for e in first]
+
+
+async def test_a_run_stream_taken_over_by_another_coordinator_is_fenced(nats_server: str) -> None:
+    workflow = pipeline()
+    async with (
+        workers(workflow, nats_server, n=1),
+        NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=5) as first,
+        NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=5) as second,
+    ):
+        stream = first.run_stream(workflow, 1)
+        run_id = ""
+        async for event in stream:  # up to the first commit, then the stream is left waiting
+            run_id = event.run_id if isinstance(event, WorkflowStartedEvent) else run_id
+            if isinstance(event, SuperstepCompletedEvent):
+                break
+        taken = await second.resume(workflow, run_id)  # another process takes the run over
+        with pytest.raises(CoordinatorFencedError):
+            async for _ in stream:
+                pass
+        committed = await second.committed_outputs(workflow, run_id)
+    assert committed == (await pipeline().run(1)).outputs
+    assert taken.status is WorkflowRunState.COMPLETED

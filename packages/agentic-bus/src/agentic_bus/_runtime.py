@@ -22,7 +22,7 @@ import json
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -63,10 +63,15 @@ from agentic_core import (
     CheckpointStore,
     Invocation,
     InvocationResult,
+    RequestInfoEvent,
     Workflow,
+    WorkflowCompletedEvent,
+    WorkflowEvent,
     WorkflowExecutionError,
     WorkflowGraph,
     WorkflowRunResult,
+    WorkflowRunState,
+    WorkflowStartedEvent,
 )
 
 __all__ = ["NatsRuntime"]
@@ -129,6 +134,7 @@ class NatsRuntime:
         self._runs_seen = _Recent()
         self._claimed = _Recent()
         self._stash: dict[str, _Stash] = {}
+        self._fenced_runs: set[str] = set()  # run ids a run_stream of this runtime drives
         self._store: CommittingStore | None = None
         self._advisories_read: dict[tuple[str, str], int] = {}
         """Per (pool, run): the last AGENTIC_ADVISORIES sequence read (poison found while away)."""
@@ -181,7 +187,7 @@ class NatsRuntime:
             if pool not in self._consumers:
                 await ensure_pool_consumer(js, self.subjects, pool, self.settings)
                 self._consumers.add(pool)
-        if _FENCED.get() and run_id not in self._claimed:
+        if self._fenced(run_id) and run_id not in self._claimed:
             await self._claim(run_id)
         gather = _Gather(self, workflow, invocations, pools)
         await gather.subscribe()
@@ -258,6 +264,61 @@ class NatsRuntime:
         committed-log entry if a crash lost it, and runs on; ``responses`` answers the run's
         pending requests. Raises ``CheckpointError`` if the run has no checkpoint.
         """
+        checkpoint = await self._prepare_resume(run_id)
+        result = await self._drive(
+            workflow, None, checkpoint_id=checkpoint.id, responses=responses, **kwargs
+        )
+        return await self._after_pause(workflow, result, wait_for_responses_s)
+
+    async def run_stream(
+        self,
+        workflow: Workflow,
+        message: Any = None,
+        *,
+        resume_run_id: str | None = None,
+        responses: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[WorkflowEvent]:
+        """The streaming form of ``run`` (or, with ``resume_run_id``, of ``resume``): every
+        event of ``workflow.run_stream``, each superstep's after its commit, so a
+        ``NatsEventSink.record`` of it stores what a crash cannot take back. A run that pauses
+        publishes its pending requests when the stream ends (answer them with
+        ``resume(..., responses=...)`` or ``run_stream(..., resume_run_id=..., responses=...)``).
+        """
+        store = await self.checkpoint_store()
+        if resume_run_id is not None:
+            checkpoint = await self._prepare_resume(resume_run_id)
+            kwargs = {**kwargs, "checkpoint_id": checkpoint.id, "responses": responses}
+        elif responses is not None:
+            raise ValueError("responses answer a paused run: pass resume_run_id= as well")
+        run_id: str | None = None
+        requests: dict[str, RequestInfoEvent] = {}
+        try:
+            async for event in workflow.run_stream(
+                message, runtime=self, checkpoint_store=store, **kwargs
+            ):
+                if isinstance(event, WorkflowStartedEvent):
+                    run_id = event.run_id
+                    self._fenced_runs.add(run_id)
+                elif isinstance(event, RequestInfoEvent):
+                    requests[event.request_id] = event
+                elif (
+                    isinstance(event, WorkflowCompletedEvent)
+                    and event.status is WorkflowRunState.IDLE_WITH_PENDING_REQUESTS
+                    and run_id is not None
+                ):
+                    client = await self.client()
+                    pending = list(requests.values())
+                    await publish_requests(client, self.subjects, workflow, run_id, pending)
+                yield event
+        except CheckpointError as exc:
+            raise _fenced_cause(exc) from exc.__cause__
+        finally:
+            if run_id is not None:
+                self._fenced_runs.discard(run_id)
+
+    async def _prepare_resume(self, run_id: str) -> Checkpoint:
+        """Claim ``run_id`` and find its last commit (re-publishing its log entry if lost)."""
         store = await self.checkpoint_store()
         await self._claim(run_id)
         checkpoint = await store.latest(run_id)
@@ -271,10 +332,7 @@ class NatsRuntime:
         last = await last_committed_superstep(js, self.subjects, run_id)
         if last is None or last < checkpoint.superstep:
             await publish_committed(js, self.subjects, checkpoint, self._log_blobs)
-        result = await self._drive(
-            workflow, None, checkpoint_id=checkpoint.id, responses=responses, **kwargs
-        )
-        return await self._after_pause(workflow, result, wait_for_responses_s)
+        return checkpoint
 
     async def _drive(self, workflow: Workflow, message: Any, **kwargs: Any) -> WorkflowRunResult:
         """``workflow.run`` on this runtime, claimed, checkpointed and logged per superstep."""
@@ -334,15 +392,19 @@ class NatsRuntime:
         results: Sequence[InvocationResult],
     ) -> None:
         """Remember the superstep's outputs until its checkpoint is saved (retries replace)."""
-        if not _FENCED.get():
-            return
         run_id, superstep = invocations[0].run_id, invocations[0].superstep
+        if not self._fenced(run_id):
+            return
         stash = self._stash.get(run_id)
         if stash is None or stash.superstep != superstep:
             stash = self._stash[run_id] = _Stash(superstep)
         encode = workflow.type_registry.encode
         for inv, result in zip(invocations, results, strict=True):
             stash.outputs[(inv.executor_id, inv.index)] = [encode(o) for o in result.outputs]
+
+    def _fenced(self, run_id: str) -> bool:
+        """Driven by run/resume (the context says so) or run_stream (the run id says so)."""
+        return _FENCED.get() or run_id in self._fenced_runs
 
     def _take_outputs(self, run_id: str) -> list[Any] | None:
         stash = self._stash.pop(run_id, None)
