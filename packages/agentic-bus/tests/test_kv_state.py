@@ -25,9 +25,9 @@ from agentic_bus import NatsBus
 from agentic_bus._kv_keys import decode_key, encode_key
 from agentic_bus._kv_parts import ttl_header
 from agentic_bus._kv_state import NatsKVStateStore
-from agentic_core import StorageError
-from agentic_core.protocols import StateStore
-from agentic_core.testing.conformance import StateStoreConformance
+from agentic_core import Memory, StateStoreCheckpointStore, StateStoreMemoryProvider, StorageError
+from agentic_core.protocols import CheckpointStore, StateStore
+from agentic_core.testing.conformance import CheckpointStoreConformance, StateStoreConformance
 from tests.fixtures.servers import ServerProcess, free_port
 
 pytestmark = pytest.mark.timeout(60)
@@ -384,3 +384,32 @@ async def test_a_foreign_key_name_raises_storage_error_in_keys(
 
     with pytest.raises(StorageError, match=re.escape("bad=zz")):
         await store.keys()
+
+
+# --- core's StateStore-backed classes on NATS KV -------------------------------------------------
+
+
+class TestStateStoreCheckpointStoreOnNats(CheckpointStoreConformance):
+    """Core's generic checkpoint store works on the NATS KV state store too."""
+
+    @pytest_asyncio.fixture
+    async def checkpoint_store(self, store: NatsKVStateStore) -> AsyncIterator[CheckpointStore]:
+        yield StateStoreCheckpointStore(store)
+
+
+async def test_memories_in_nats_kv_are_shared_by_every_process(nats_server: str) -> None:
+    bucket = new_bucket()
+    writer_store = NatsKVStateStore(nats_server, bucket=bucket)  # one machine
+    reader_store = NatsKVStateStore(nats_server, bucket=bucket)  # another, its own connection
+    try:
+        writer = StateStoreMemoryProvider(writer_store)
+        reader = StateStoreMemoryProvider(reader_store)
+        await writer.store_memory("agent.1", "ada", Memory(content="likes tea", importance=0.9))
+        await writer.store_memory("agent.1", "bob", Memory(content="likes coffee"))
+        mine = await reader.get_memories("agent.1", "ada")
+        assert [m.content for m in mine] == ["likes tea"]  # scoped to the user, not bob's
+        assert await reader.get_memories("agent.2", "ada") == []
+    finally:
+        await writer_store.close()
+        await reader_store.close()
+        await delete_bucket(nats_server, bucket)
