@@ -16,7 +16,7 @@ from typing import Any
 from agentic_bus._connect import DEFAULT_NATS_URL
 from agentic_bus._pool import PoolSettings
 from agentic_bus._worker import Worker
-from agentic_core import WorkflowGraph, configure_logging
+from agentic_core import BusError, WorkflowGraph, configure_logging
 
 __all__ = ["load_factory", "main", "worker_command"]
 
@@ -63,7 +63,10 @@ def _parser() -> argparse.ArgumentParser:
 
 async def _serve(args: argparse.Namespace) -> None:
     target = load_factory(args.factory)
-    workflow: WorkflowGraph | Any = target if isinstance(target, WorkflowGraph) else target()
+    try:
+        workflow: WorkflowGraph | Any = target if isinstance(target, WorkflowGraph) else target()
+    except Exception as exc:  # noqa: BLE001 - the user's factory: say which and why, once
+        raise SystemExit(f"{args.factory} failed: {type(exc).__name__}: {exc}") from None
     if not isinstance(workflow, WorkflowGraph):
         raise SystemExit(f"{args.factory} did not give a workflow (got {type(workflow).__name__})")
     worker = Worker(
@@ -99,6 +102,9 @@ def worker_command(argv: Sequence[str] | None = None) -> int:
         asyncio.run(_serve(args))
     except KeyboardInterrupt:
         return 130
+    except BusError as exc:  # an unreachable server: one line, no traceback
+        sys.stderr.write(f"agentic-worker: {exc}\n")
+        return 1
     return 0
 
 
