@@ -4,7 +4,6 @@ checkpoints in parts, corrupt data, and fencing (claims, epochs, a coordinator o
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import re
 import secrets
 import uuid
@@ -13,8 +12,8 @@ from collections.abc import AsyncIterator
 import nats
 import pytest
 import pytest_asyncio
+from kv_helpers import bucket_subjects, delete_bucket
 from nats.aio.client import Client as NatsClient
-from nats.js.errors import NotFoundError
 
 from agentic_bus import CoordinatorFencedError
 from agentic_bus._kv_checkpoints import NatsCheckpointStore, RunHead
@@ -27,21 +26,6 @@ from tests.fixtures.servers import free_port
 pytestmark = pytest.mark.timeout(60)
 
 RUN = "run-1"
-
-
-async def delete_bucket(url: str, bucket: str) -> None:
-    client = await nats.connect(url)
-    try:
-        with contextlib.suppress(NotFoundError):  # a test that never wrote made no bucket
-            await client.jetstream().delete_key_value(bucket)
-    finally:
-        await client.close()
-
-
-async def bucket_subjects(client: NatsClient, bucket: str) -> dict[str, int]:
-    info = await client.jetstream().stream_info(f"KV_{bucket}", subjects_filter=">")
-    prefix = f"$KV.{bucket}."
-    return {s[len(prefix) :]: n for s, n in (info.state.subjects or {}).items()}
 
 
 @pytest_asyncio.fixture

@@ -5,11 +5,9 @@ key escaping (property tests)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import re
 import secrets
 import time
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -18,8 +16,8 @@ import pytest
 import pytest_asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kv_helpers import bucket_subjects, delete_bucket, new_bucket
 from nats.aio.client import Client as NatsClient
-from nats.js.errors import NotFoundError
 
 from agentic_bus import NatsBus
 from agentic_bus._kv_keys import decode_key, encode_key
@@ -34,26 +32,6 @@ pytestmark = pytest.mark.timeout(60)
 
 KV_KEY = re.compile(r"^[-/_=a-zA-Z0-9]+$")  # one KV token: the KV alphabet without "."
 PASSWORD = "s3cret-Pa55word"  # noqa: S105 - a made-up password that must never be shown
-
-
-def new_bucket() -> str:
-    return f"t{uuid.uuid4().hex[:12]}"
-
-
-async def delete_bucket(url: str, bucket: str) -> None:
-    client = await nats.connect(url)
-    try:
-        with contextlib.suppress(NotFoundError):  # a test that never wrote made no bucket
-            await client.jetstream().delete_key_value(bucket)
-    finally:
-        await client.close()
-
-
-async def bucket_subjects(client: NatsClient, bucket: str) -> dict[str, int]:
-    """Every subject of the bucket's stream (values, parts, markers) and its message count."""
-    info = await client.jetstream().stream_info(f"KV_{bucket}", subjects_filter=">")
-    prefix = f"$KV.{bucket}."
-    return {s[len(prefix) :]: n for s, n in (info.state.subjects or {}).items()}
 
 
 @pytest_asyncio.fixture

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from bus_graphs import Blob, approval, large, mapped, pipeline, random_graph, streaming
+from nats.js.client import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from agentic_bus import (
@@ -151,6 +152,18 @@ async def test_streaming_updates_reach_the_coordinator_live(nats_server: str) ->
     assert seen[-1].data == "ONE TWO THREE"
 
 
+async def _stored_result(js: JetStreamContext, subject: str) -> TaskResultMessage:
+    """The result a worker stores on ``subject`` (waited for, 5 s at most)."""
+    for _ in range(100):
+        try:
+            stored = await js.get_last_msg("AGENTIC_RESULTS", subject)
+        except NotFoundError:
+            await asyncio.sleep(0.05)
+            continue
+        return TaskResultMessage.model_validate_json(stored.data or b"")
+    raise AssertionError(f"no worker stored a result on {subject}")
+
+
 async def test_a_task_the_worker_cannot_decode_is_refused_naming_why(nats_server: str) -> None:
     # A type the worker's code does not define (a model of the coordinator's __main__, say)
     # is a clear "incompatible" result at once, not three redeliveries blamed on a crash.
@@ -180,15 +193,7 @@ async def test_a_task_the_worker_cannot_decode_is_refused_naming_why(nats_server
         pool = runtime.pool_for(workflow, "echo")
         await js.publish(subjects.task(pool, run_id, 0, "echo"), task.model_dump_json().encode())
         result_subject = subjects.result(run_id, 0, "echo", 1)
-        for _ in range(100):
-            try:
-                stored = await js.get_last_msg("AGENTIC_RESULTS", result_subject)
-                break
-            except NotFoundError:
-                await asyncio.sleep(0.05)
-        else:
-            raise AssertionError("the worker stored no result")
-    result = TaskResultMessage.model_validate_json(stored.data or b"")
+        result = await _stored_result(js, result_subject)
     assert result.status == "incompatible"
     assert result.error is not None
     assert "cannot decode" in result.error
@@ -229,15 +234,7 @@ async def test_a_task_the_worker_cannot_read_is_refused_where_it_says(nats_serve
         js = (await runtime.client()).jetstream()
         pool = runtime.pool_for(workflow, "echo")
         await js.publish(subjects.task(pool, run_id, 0, "echo"), json.dumps(odd).encode())
-        for _ in range(100):
-            try:
-                stored = await js.get_last_msg("AGENTIC_RESULTS", result_subject)
-                break
-            except NotFoundError:
-                await asyncio.sleep(0.05)
-        else:
-            raise AssertionError("the worker stored no result")
-    result = TaskResultMessage.model_validate_json(stored.data or b"")
+        result = await _stored_result(js, result_subject)
     assert result.status == "incompatible"
     assert "cannot read the task" in (result.error or "")
     assert "fingerprint" in (result.error or "")  # the missing field is named
