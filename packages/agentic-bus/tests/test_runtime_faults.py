@@ -45,13 +45,18 @@ async def _holder(procs: list[WorkerProcess], timeout_s: float = 20.0) -> Worker
     raise AssertionError("no worker took the hanging task")
 
 
-async def _stored_results(url: str, subject: str) -> int:
+async def _stored_per_subject(url: str, subject: str) -> dict[str, int]:
+    """How many results ``AGENTIC_RESULTS`` holds on each subject matching ``subject``."""
     client = await nats.connect(url)
     try:
         info = await client.jetstream().stream_info("AGENTIC_RESULTS", subjects_filter=subject)
-        return sum((info.state.subjects or {}).values())
+        return dict(info.state.subjects or {})
     finally:
         await client.close()
+
+
+async def _stored_results(url: str, subject: str) -> int:
+    return sum((await _stored_per_subject(url, subject)).values())
 
 
 async def test_a_worker_killed_mid_task_loses_nothing(
@@ -125,14 +130,7 @@ async def test_a_worker_of_another_graph_on_the_pool_fails_the_run_fast(
 
 
 async def _results_per_task(url: str, run_id: str) -> dict[str, int]:
-    client = await nats.connect(url)
-    try:
-        info = await client.jetstream().stream_info(
-            "AGENTIC_RESULTS", subjects_filter=f"agentic.result.{run_id}.>"
-        )
-        return dict(info.state.subjects or {})
-    finally:
-        await client.close()
+    return await _stored_per_subject(url, f"agentic.result.{run_id}.>")
 
 
 async def test_a_nats_server_killed_mid_superstep_loses_nothing(

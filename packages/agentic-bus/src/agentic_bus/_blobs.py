@@ -27,9 +27,11 @@ class Blobs:
             timeout_s=10.0, inline_limit=DEFAULT_PART_SIZE, needs_ttl=True, owner="NatsRuntime",
         )  # fmt: skip
 
-    async def put(self, key: str, data: bytes) -> BlobRef:
-        """Store ``data`` under ``key`` (a KV key); the reference to send instead."""
-        await self._kv.write(key, data, what=f"claim check {key!r}", ttl_s=self._ttl_s)
+    async def put(self, key: str, data: bytes, *, ttl_s: float | None = None) -> BlobRef:
+        """Store ``data`` under ``key`` (a KV key) for ``ttl_s`` (default: the instance's);
+        the reference to send instead."""
+        kept = self._ttl_s if ttl_s is None else ttl_s
+        await self._kv.write(key, data, what=f"claim check {key!r}", ttl_s=kept)
         return BlobRef(key=key, size=len(data))
 
     async def get(self, ref: BlobRef) -> bytes:

@@ -19,7 +19,7 @@ from nats.js.client import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from agentic_bus._blobs import BLOB_THRESHOLD, Blobs
-from agentic_bus._pool import EVENTS_STREAM
+from agentic_bus._pool import EVENTS_MAX_AGE_S, EVENTS_STREAM
 from agentic_bus._protocol import BlobRef
 from agentic_bus._subjects import Subjects, subject_token
 from agentic_core import (
@@ -50,7 +50,8 @@ async def publish_committed(
     data = json.dumps(body, separators=(",", ":")).encode()
     if len(data) > BLOB_THRESHOLD:
         key = f"committed.{subject_token(checkpoint.run_id)}.{checkpoint.superstep}"
-        ref = await blobs.put(key, json.dumps(outputs, separators=(",", ":")).encode())
+        outputs_json = json.dumps(outputs, separators=(",", ":")).encode()
+        ref = await blobs.put(key, outputs_json, ttl_s=EVENTS_MAX_AGE_S)
         body["outputs"] = None
         body["blob"] = ref.model_dump()
         data = json.dumps(body, separators=(",", ":")).encode()

@@ -42,7 +42,13 @@ from agentic_bus._bus import NatsBus
 from agentic_bus._connect import DEFAULT_NATS_URL
 from agentic_bus._errors import PayloadTooLargeError
 from agentic_bus._jetstream import ensure_stream
-from agentic_bus._pool import EVENTS_STREAM, events_stream_config
+from agentic_bus._pool import (
+    DUPLICATE_WINDOW_S,
+    EVENTS_MAX_AGE_S,
+    EVENTS_STREAM,
+    MAX_MSG_SIZE,
+    events_stream_config,
+)
 from agentic_bus._subjects import Subjects, subject_token
 from agentic_core import (
     AgentRunUpdateEvent,
@@ -90,8 +96,6 @@ HEADER_EVENT = "Agentic-Event"
 HEADER_SEQ = "Agentic-Seq"
 HEADER_AUDIT = "Agentic-Audit"
 
-_DUPLICATE_WINDOW_S = 120.0
-_MAX_MSG_SIZE = 2 * 1024 * 1024  # as events_stream_config's
 _HEADERS_ROOM = 4096
 # Printable ASCII but ' ' and '%': kept as is in headers (nats-server trims spaces around a
 # value); anything else is percent-encoded, which keeps two ids apart.
@@ -184,7 +188,7 @@ def header_value(value: str) -> str:
 
 
 def audit_stream_config(
-    subjects: Subjects, *, name: str = AUDIT_STREAM, max_age_s: float = 7 * 24 * 3600.0
+    subjects: Subjects, *, name: str = AUDIT_STREAM, max_age_s: float = EVENTS_MAX_AGE_S
 ) -> api.StreamConfig:
     """``AGENTIC_AUDIT``: every ``agentic.audit.>`` record (limits, file, 2 min dedup)."""
     return api.StreamConfig(
@@ -193,8 +197,8 @@ def audit_stream_config(
         retention=api.RetentionPolicy.LIMITS,
         storage=api.StorageType.FILE,
         max_age=max_age_s,
-        duplicate_window=_DUPLICATE_WINDOW_S,
-        max_msg_size=_MAX_MSG_SIZE,
+        duplicate_window=DUPLICATE_WINDOW_S,
+        max_msg_size=MAX_MSG_SIZE,
     )
 
 
@@ -273,7 +277,7 @@ class NatsEventSink:
         workflow: WorkflowGraph | None = None,
         stream: str = EVENTS_STREAM,
         audit_stream: str = AUDIT_STREAM,
-        max_age_s: float = 7 * 24 * 3600.0,
+        max_age_s: float = EVENTS_MAX_AGE_S,
         subjects: Subjects | None = None,
         include_live: bool = False,
         max_in_flight: int = 1024,
@@ -524,7 +528,7 @@ class NatsEventSink:
 
     async def _check_size(self, body: bytes, subject: str) -> None:
         client = await self._bus.client()
-        limit = min(client.max_payload or _MAX_MSG_SIZE, _MAX_MSG_SIZE) - _HEADERS_ROOM
+        limit = min(client.max_payload or MAX_MSG_SIZE, MAX_MSG_SIZE) - _HEADERS_ROOM
         if len(body) > limit:
             raise PayloadTooLargeError(
                 f"a {len(body):,}-byte event on {subject!r} is over the {limit:,} bytes a stream "

@@ -18,8 +18,11 @@ from agentic_core import WorkflowGraph
 
 __all__ = [
     "ADVISORIES_STREAM",
+    "DUPLICATE_WINDOW_S",
+    "EVENTS_MAX_AGE_S",
     "EVENTS_STREAM",
     "MAX_DELIVERIES_ADVISORY",
+    "MAX_MSG_SIZE",
     "RESULTS_STREAM",
     "TASKS_STREAM",
     "PoolSettings",
@@ -31,6 +34,13 @@ __all__ = [
     "pool_of",
 ]
 
+MAX_MSG_SIZE = 2 * 1024 * 1024
+"""The largest message any agentic stream takes (claim checks cover anything bigger)."""
+DUPLICATE_WINDOW_S = 120.0
+"""How long a stream deduplicates ``Nats-Msg-Id``s."""
+EVENTS_MAX_AGE_S = 7 * 24 * 3600.0
+"""How long events, audit records and the committed log are kept by default."""
+
 TASKS_STREAM = "AGENTIC_TASKS"
 RESULTS_STREAM = "AGENTIC_RESULTS"
 EVENTS_STREAM = "AGENTIC_EVENTS"
@@ -39,7 +49,7 @@ MAX_DELIVERIES_ADVISORY = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES"
 
 
 def events_stream_config(
-    subjects: Subjects, max_age_s: float = 7 * 24 * 3600.0
+    subjects: Subjects, max_age_s: float = EVENTS_MAX_AGE_S
 ) -> api.StreamConfig:
     """``AGENTIC_EVENTS``: every ``agentic.workflow.>`` message (events, committed supersteps)."""
     return api.StreamConfig(
@@ -48,8 +58,8 @@ def events_stream_config(
         retention=api.RetentionPolicy.LIMITS,
         storage=api.StorageType.FILE,
         max_age=max_age_s,
-        duplicate_window=120.0,
-        max_msg_size=2 * 1024 * 1024,
+        duplicate_window=DUPLICATE_WINDOW_S,
+        max_msg_size=MAX_MSG_SIZE,
     )
 
 
@@ -105,8 +115,8 @@ async def declare_streams(js: JetStreamContext, subjects: Subjects, settings: Po
             retention=api.RetentionPolicy.WORK_QUEUE,
             storage=api.StorageType.FILE,
             discard=api.DiscardPolicy.NEW,
-            duplicate_window=120.0,
-            max_msg_size=2 * 1024 * 1024,
+            duplicate_window=DUPLICATE_WINDOW_S,
+            max_msg_size=MAX_MSG_SIZE,
         ),
     )
     await ensure_stream(
@@ -117,8 +127,8 @@ async def declare_streams(js: JetStreamContext, subjects: Subjects, settings: Po
             retention=api.RetentionPolicy.LIMITS,
             storage=api.StorageType.FILE,
             max_age=settings.results_max_age_s,
-            duplicate_window=120.0,
-            max_msg_size=2 * 1024 * 1024,
+            duplicate_window=DUPLICATE_WINDOW_S,
+            max_msg_size=MAX_MSG_SIZE,
         ),
     )
     # The server's "task delivered max_deliver times" advisories, kept: a coordinator that was

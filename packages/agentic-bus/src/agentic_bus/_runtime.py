@@ -78,7 +78,6 @@ __all__ = ["NatsRuntime"]
 
 _log = structlog.get_logger("agentic_bus.runtime")
 _POLL_S = 1.0
-_EVENTS_MAX_AGE_S = 7 * 24 * 3600.0  # events_stream_config's default
 
 
 class NatsRuntime:
@@ -127,7 +126,6 @@ class NatsRuntime:
         self._client: NatsClient | None = None
         self._js: JetStreamContext | None = None
         self._blobs: Blobs | None = None
-        self._committed_blobs: Blobs | None = None
         self._lock = asyncio.Lock()
         self._consumers: set[str] = set()
         # Bounded: a long-lived runtime forgets old runs (forgetting costs one extra read).
@@ -189,7 +187,7 @@ class NatsRuntime:
                 self._consumers.add(pool)
         if self._fenced(run_id) and run_id not in self._claimed:
             await self._claim(run_id)
-        gather = _Gather(self, workflow, invocations, pools)
+        gather = _Gather(self, js, self._blob_store, workflow, invocations, pools)
         await gather.subscribe()
         try:
             if run_id not in self._runs_seen:
@@ -221,7 +219,7 @@ class NatsRuntime:
             subjects = self.subjects
 
             async def after_commit(checkpoint: Checkpoint) -> None:
-                await publish_committed(js, subjects, checkpoint, self._log_blobs)
+                await publish_committed(js, subjects, checkpoint, self._blob_store)
 
             self._store = CommittingStore(
                 NatsCheckpointStore(client), self._take_outputs, after_commit
@@ -331,7 +329,7 @@ class NatsRuntime:
         js = await self._jetstream()
         last = await last_committed_superstep(js, self.subjects, run_id)
         if last is None or last < checkpoint.superstep:
-            await publish_committed(js, self.subjects, checkpoint, self._log_blobs)
+            await publish_committed(js, self.subjects, checkpoint, self._blob_store)
         return checkpoint
 
     async def _drive(self, workflow: Workflow, message: Any, **kwargs: Any) -> WorkflowRunResult:
@@ -358,10 +356,9 @@ class NatsRuntime:
                 waiting = asyncio.ensure_future(
                     wait_for_responses(client, self.subjects, result.run_id, ids, wait_s, ready)
                 )
-                await asyncio.wait(
-                    {waiting, asyncio.ensure_future(ready.wait())},
-                    return_when=asyncio.FIRST_COMPLETED,
-                )
+                subscribed = asyncio.ensure_future(ready.wait())
+                await asyncio.wait({waiting, subscribed}, return_when=asyncio.FIRST_COMPLETED)
+                subscribed.cancel()  # done, or never: the wait ended first
             await publish_requests(
                 client, self.subjects, workflow, result.run_id, result.pending_requests
             )
@@ -377,7 +374,7 @@ class NatsRuntime:
         """Every output run ``run_id`` committed so far, in order, each exactly once (across
         coordinator crashes and resumes)."""
         js = await self._jetstream()
-        return await committed_outputs(js, self.subjects, run_id, workflow, self._log_blobs)
+        return await committed_outputs(js, self.subjects, run_id, workflow, self._blob_store)
 
     async def _claim(self, run_id: str) -> None:
         store = await self.checkpoint_store()
@@ -441,14 +438,7 @@ class NatsRuntime:
                 await declare_streams(js, self.subjects, self.settings)
                 await declare_events_stream(js, self.subjects)
                 self._client, self._blobs, self._js = client, Blobs(client), js
-                self._committed_blobs = Blobs(client, ttl_s=_EVENTS_MAX_AGE_S)
         return self._js
-
-    @property
-    def _log_blobs(self) -> Blobs:
-        """Claim checks of the committed log (kept as long as the events stream)."""
-        assert self._committed_blobs is not None  # noqa: S101 - set with the connection
-        return self._committed_blobs
 
     @property
     def _blob_store(self) -> Blobs:
@@ -509,11 +499,15 @@ class _Gather:
     def __init__(
         self,
         runtime: NatsRuntime,
+        js: JetStreamContext,
+        blobs: Blobs,
         workflow: WorkflowGraph,
         invocations: Sequence[Invocation],
         pools: dict[str, str],
     ) -> None:
         self.runtime = runtime
+        self.js = js
+        self.blobs = blobs
         self.workflow = workflow
         self.invocations = list(invocations)
         self.pools = pools
@@ -553,14 +547,14 @@ class _Gather:
                 await subscription.unsubscribe()
 
     async def collect_stored(self) -> None:
-        js = await self.runtime._jetstream()  # pyright: ignore[reportPrivateUsage]
+        js = self.js
         await asyncio.gather(*(self._read_stored(js, task_id) for task_id in self.waiting))
         await self._scan_advisories(js)
 
     async def publish_missing(
         self, *, fresh_ids: bool = False, pools: set[str] | None = None
     ) -> None:
-        js = await self.runtime._jetstream()  # pyright: ignore[reportPrivateUsage]
+        js = self.js
         subjects = self.runtime.subjects
         registry = self.workflow.type_registry
         fingerprint = self.workflow.fingerprint()
@@ -580,7 +574,7 @@ class _Gather:
             body = task.model_dump_json().encode()
             if len(body) > BLOB_THRESHOLD:
                 data = json.dumps(encoded, separators=(",", ":")).encode()
-                ref = await self.runtime._blob_store.put(  # pyright: ignore[reportPrivateUsage]
+                ref = await self.blobs.put(
                     f"task.{subject_token(self.run_id)}.{uuid.uuid4().hex}", data
                 )
                 body = (
@@ -597,7 +591,7 @@ class _Gather:
             await asyncio.gather(*publishes)
 
     async def wait(self) -> list[InvocationResult]:
-        js = await self.runtime._jetstream()  # pyright: ignore[reportPrivateUsage]
+        js = self.js
         pending = {f for f in self.waiting.values() if not f.done()}
         while pending:
             done, pending = await asyncio.wait(
@@ -691,7 +685,7 @@ class _Gather:
             deliveries = int(advisory.get("deliveries", 0))
         except (ValueError, KeyError, TypeError):
             return
-        js = await self.runtime._jetstream()  # pyright: ignore[reportPrivateUsage]
+        js = self.js
         try:
             stored = await js.get_msg(TASKS_STREAM, sequence)
             task = TaskMessage.model_validate_json(stored.data or b"")
@@ -763,5 +757,5 @@ class _Gather:
         message = self.waiting[inv.invocation_id].result()
         encoded: Any = message.result
         if message.blob is not None:
-            encoded = json.loads(await self.runtime._blob_store.get(message.blob))  # pyright: ignore[reportPrivateUsage]
+            encoded = json.loads(await self.blobs.get(message.blob))
         return InvocationResult.from_data(self.workflow.type_registry.decode(encoded))
