@@ -11,6 +11,7 @@ import asyncio
 import math
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -79,6 +80,13 @@ class ProcessSandbox(SandboxBase):
     ``use_bwrap``: ``None`` uses bwrap when it works here, ``True`` requires it, ``False``
     never uses it (then ``unshare`` gives PID and network namespaces only).
 
+    ``read_only_paths``: host directories or files the program may read (a toolchain such as an
+    npm ``node_modules``), resolved to absolute paths and mounted read-only at the same path in
+    the bwrap jail; without bwrap the host file system is visible anyway. A missing path is a
+    ``ValueError``. Run as root, the program is uid 65534, which must be allowed to read them: a
+    path it cannot read is a ``SandboxError`` naming it (at construction; without bwrap, at the
+    first run, when every directory above it must be world-searchable too).
+
     Example::
 
         async with ProcessSandbox(timeout_s=10) as sandbox:
@@ -101,6 +109,7 @@ class ProcessSandbox(SandboxBase):
         max_file_mb: int = 64,
         max_artifact_bytes: int = 10_000_000,
         use_bwrap: bool | None = None,
+        read_only_paths: Iterable[str | os.PathLike[str]] = (),
     ) -> None:
         for name, value in (
             ("timeout_s", timeout_s),
@@ -128,8 +137,12 @@ class ProcessSandbox(SandboxBase):
         self.max_file_mb = max_file_mb
         self.max_artifact_bytes = max_artifact_bytes
         self.use_bwrap = use_bwrap
-        self._allowed_languages = canonical_languages(languages)
         self._as_root = os.geteuid() == 0
+        self.read_only_paths: tuple[str, ...] = _read_only_paths(
+            read_only_paths, as_root=self._as_root
+        )
+        """Host paths the program may read, at the same path (resolved, symbolic links followed)."""
+        self._allowed_languages = canonical_languages(languages)
         self._setup: _Setup | None = None
         self._running: set[RunningProgram] = set()
         self._stopped = False
@@ -247,6 +260,7 @@ class ProcessSandbox(SandboxBase):
                     "without bwrap: choose a world-searchable workdir (such as /tmp) or "
                     + _INSTALL_HINT
                 )
+            _check_reachable_without_bwrap(self.read_only_paths)
         uid, gid = (SANDBOX_UID, SANDBOX_GID) if self._as_root else (os.getuid(), os.getgid())
         run_dir = await asyncio.to_thread(
             create_run_directory,
@@ -289,7 +303,9 @@ class ProcessSandbox(SandboxBase):
                     bwrap=setup.tools["bwrap"],
                     work_dir=work,
                     etc_dir=etc,
-                    read_only_dirs=language.bind_dirs,
+                    read_only_dirs=tuple(
+                        dict.fromkeys((*language.bind_dirs, *self.read_only_paths))
+                    ),
                     network=self.network,
                     as_root=self._as_root,
                     tmp_bytes=self.memory_mb * _MIB if "--size" in setup.bwrap_help else None,
@@ -419,6 +435,50 @@ async def _bwrap_help(bwrap: str) -> str:
         await process.wait()
         return ""
     return output.decode(errors="replace")
+
+
+def _read_only_paths(paths: Iterable[str | os.PathLike[str]], *, as_root: bool) -> tuple[str, ...]:
+    """``paths`` resolved (symbolic links followed), each checked to exist and be bindable."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]  # one path, not its characters
+    resolved: dict[str, None] = {}
+    for given in paths:
+        path = Path(given).expanduser()
+        try:
+            real = path.resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            raise ValueError(
+                f"read_only_paths: {os.fspath(given)!r} does not exist ({exc})"
+            ) from exc
+        if real == Path("/"):
+            raise ValueError(
+                "read_only_paths: '/' would put the whole host file system in the jail"
+            )
+        if as_root and not _others_can_read(real):
+            raise SandboxError(
+                f"read_only_paths: uid {SANDBOX_UID}, which runs the code, cannot read {real} "
+                "(make it readable by others, e.g. chmod o+rX, or choose another path)"
+            )
+        resolved[str(real)] = None
+    return tuple(resolved)
+
+
+def _others_can_read(path: Path) -> bool:
+    """True when "other" users may read ``path`` (and, for a directory, list and enter it)."""
+    mode = path.stat().st_mode
+    needed = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) else 0)
+    return mode & needed == needed
+
+
+def _check_reachable_without_bwrap(paths: Iterable[str]) -> None:
+    """Without a jail of its own, uid 65534 reaches a path only through world-searchable dirs."""
+    for path in paths:
+        if not world_accessible(Path(path).parent):
+            raise SandboxNotReadyError(
+                f"read_only_paths: uid {SANDBOX_UID}, which runs the code without bwrap, cannot "
+                f"reach {path} (a directory above it is not world-searchable): "
+                f"make them searchable (chmod o+x) or {_INSTALL_HINT}"
+            )
 
 
 def _program_env(language: Language, home: str, extra: Mapping[str, str]) -> dict[str, str]:
