@@ -14,15 +14,16 @@ from agentic_core._errors import AgentCoreError
 
 __all__ = ["RegistryError", "available", "load"]
 
-# Which distribution provides each group: named in "not installed" errors. Groups whose
-# providers are not built yet say so, so the error does not send a user to an empty package.
+# Which distribution provides each group: named in "not installed" errors.
 _PROVIDERS: dict[str, str] = {
     "agentic.chat_clients": "agentic-llm",
     "agentic.sandboxes": "agentic-sandbox",
-    "agentic.state_stores": "agentic-storage or agentic-bus (neither is built yet)",
-    "agentic.checkpoint_stores": "agentic-storage or agentic-bus (neither is built yet)",
-    "agentic.vector_stores": "agentic-storage (not built yet)",
-    "agentic.runtimes": "agentic-bus (not built yet)",
+    "agentic.state_stores": "agentic-storage or agentic-bus",
+    "agentic.checkpoint_stores": "agentic-storage or agentic-bus",
+    "agentic.vector_stores": "agentic-storage",
+    "agentic.runtimes": "agentic-bus",
+    "agentic.tool_sources": "agentic-mcp",
+    "agentic.commands": "agentic-bus",
 }
 
 

@@ -3,13 +3,16 @@
 """JSON encoding of messages, outputs and state through an explicit type registry.
 
 No pickle and no importing a class named by the data: a tagged value decodes only to a class
-the registry holds (the types the graph's handlers declare, plus types seen while running).
+the registry holds (the types the graph's handlers declare, plus types seen while running),
+a workflow event, or one of core's own message and agent payload types (``ChatMessage``,
+``AgentResponse``, ``AgentResponseUpdate``, ``AgentExecutorResponse``, ...).
 """
 
 from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import json
 import types
 from datetime import date, datetime
@@ -104,7 +107,10 @@ class TypeRegistry:
             cls = self._by_tag.get(stable)
             tag = stable
         if cls is None:
-            cls = _event_classes().get(tag)
+            # Types every process knows without a handler declaring them: an agent's streamed
+            # AgentResponseUpdate (in AgentRunUpdateEvent.update: Any) is encoded by a worker's
+            # registry and decoded by a coordinator's that never saw one.
+            cls = _event_classes().get(tag) or self._builtin_classes().get(tag)
             if cls is not None:
                 self.register(cls)
                 return cls
@@ -114,6 +120,18 @@ class TypeRegistry:
                 "WorkflowContext with it)"
             )
         return cls
+
+    @staticmethod
+    @functools.cache
+    def _builtin_classes() -> dict[str, type]:
+        """Core's message, chat and agent payload types and the types their fields name."""
+        # Imported here: these modules import the graph package, which imports this one.
+        from agentic_core.agents._agent_executor import AgentExecutorResponse
+        from agentic_core.protocols._agent import AgentResponseUpdate
+        from agentic_core.protocols._chat import ChatResponse, ChatResponseUpdate
+
+        roots = (AgentResponseUpdate, AgentExecutorResponse, ChatResponse, ChatResponseUpdate)
+        return dict(TypeRegistry(roots)._by_tag)
 
     # -- checking -------------------------------------------------------------------------------
 
