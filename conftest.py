@@ -7,4 +7,5 @@ pytest_plugins = [
     "tests.fixtures.podman",
     "tests.fixtures.dockerd",
     "tests.fixtures.engines",
+    "tests.fixtures.typescript",
 ]

@@ -5,6 +5,31 @@ from agentic_orchestrator._agent_spec import AgentSpec as AgentSpec
 from agentic_orchestrator._agent_spec import ModelSpec as ModelSpec
 from agentic_orchestrator._agent_spec import load_agent_specs as load_agent_specs
 
+# --- code generation
+from agentic_orchestrator._codegen_arbiter import Arbiter as Arbiter
+from agentic_orchestrator._codegen_arbiter import ArbiterDecisionEvent as ArbiterDecisionEvent
+from agentic_orchestrator._codegen_assembler import CodeAssemblerExecutor as CodeAssemblerExecutor
+from agentic_orchestrator._codegen_decomposer import CodePlan as CodePlan
+from agentic_orchestrator._codegen_decomposer import Subtask as Subtask
+from agentic_orchestrator._codegen_decomposer import TaskDecomposer as TaskDecomposer
+from agentic_orchestrator._codegen_fingerprint import ErrorFingerprinter as ErrorFingerprinter
+from agentic_orchestrator._codegen_generator import LLMGeneratorExecutor as LLMGeneratorExecutor
+from agentic_orchestrator._codegen_loop import code_loop as code_loop
+from agentic_orchestrator._codegen_models import CODEGEN_PARTS_KEY as CODEGEN_PARTS_KEY
+from agentic_orchestrator._codegen_models import AssembledCode as AssembledCode
+from agentic_orchestrator._codegen_models import CodeGenResult as CodeGenResult
+from agentic_orchestrator._codegen_models import CodeTask as CodeTask
+from agentic_orchestrator._codegen_models import CodeValidatedEvent as CodeValidatedEvent
+from agentic_orchestrator._codegen_models import GeneratedCode as GeneratedCode
+from agentic_orchestrator._codegen_models import ValidationResult as ValidationResult
+from agentic_orchestrator._codegen_models import failed as failed
+from agentic_orchestrator._codegen_models import is_simple as is_simple
+from agentic_orchestrator._codegen_models import passed as passed
+from agentic_orchestrator._codegen_validators import (
+    CompileValidatorExecutor as CompileValidatorExecutor,
+)
+from agentic_orchestrator._codegen_validators import TestValidatorExecutor as TestValidatorExecutor
+
 # --- patterns
 from agentic_orchestrator._concurrent import ConcurrentBuilder as ConcurrentBuilder
 from agentic_orchestrator._concurrent import ParticipantResult as ParticipantResult
@@ -15,6 +40,8 @@ from agentic_orchestrator._dag import Workflow as Workflow
 from agentic_orchestrator._dag import WorkflowResult as WorkflowResult
 from agentic_orchestrator._dag import WorkflowStep as WorkflowStep
 from agentic_orchestrator._delegating import DelegatingAgent as DelegatingAgent
+from agentic_orchestrator._errors import CodeGenerationError as CodeGenerationError
+from agentic_orchestrator._errors import CodePlanError as CodePlanError
 from agentic_orchestrator._errors import DelegationError as DelegationError
 from agentic_orchestrator._errors import DependencyCycleError as DependencyCycleError
 from agentic_orchestrator._errors import OrchestrationConfigError as OrchestrationConfigError
@@ -49,6 +76,10 @@ from agentic_orchestrator._terminations import any_termination as any_terminatio
 from agentic_orchestrator._terminations import keyword_termination as keyword_termination
 from agentic_orchestrator._terminations import max_messages_termination as max_messages_termination
 from agentic_orchestrator._terminations import max_rounds_termination as max_rounds_termination
+
+# --- TypeScript toolchain
+from agentic_orchestrator._typescript import ToolchainError as ToolchainError
+from agentic_orchestrator._typescript import install_typescript as install_typescript
 
 __version__: str
 __all__: list[str]

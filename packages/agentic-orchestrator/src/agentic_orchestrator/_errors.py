@@ -7,7 +7,9 @@
     │                             also a ValueError); the message names the culprit
     │   └── DependencyCycleError  the orchestrator's steps depend on each other in a circle
     ├── SpeakerSelectionError     a selector or manager agent named no participant it may name
-    └── DelegationError           a delegation cannot run (unknown sub-agent, nested delegation)
+    ├── DelegationError           a delegation cannot run (unknown sub-agent, nested delegation)
+    └── CodeGenerationError       a code-generation executor got what it cannot work with
+        └── CodePlanError         the model gave no valid plan of subtasks, after retries
 """
 
 from __future__ import annotations
@@ -33,3 +35,11 @@ class SpeakerSelectionError(OrchestratorError):
 
 class DelegationError(OrchestratorError):
     """A delegation cannot run: an unknown sub-agent, or a sub-agent trying to delegate again."""
+
+
+class CodeGenerationError(OrchestratorError):
+    """A code-generation executor got what it cannot work with (e.g. a repair with no task)."""
+
+
+class CodePlanError(CodeGenerationError):
+    """The model gave no valid ``CodePlan`` after the decomposer's retries (says what was wrong)."""

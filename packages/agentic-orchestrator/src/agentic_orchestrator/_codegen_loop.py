@@ -1,0 +1,103 @@
+"""code_loop: generate, compile, test, repair, until the tests pass or attempts run out."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from agentic_core import ChatClient, Sandbox, Workflow, WorkflowBuilder
+from agentic_orchestrator._codegen_fingerprint import ErrorFingerprinter
+from agentic_orchestrator._codegen_generator import LLMGeneratorExecutor
+from agentic_orchestrator._codegen_models import CodeTask, failed, is_simple, passed
+from agentic_orchestrator._codegen_validators import (
+    CompileValidatorExecutor,
+    TestValidatorExecutor,
+)
+
+# Supersteps one attempt takes at most: generate, compile, test, fingerprint.
+_SUPERSTEPS_PER_ATTEMPT = 4
+
+
+def _complex_failure(message: Any) -> bool:
+    return failed(message) and not is_simple(message)
+
+
+def code_loop(
+    client: ChatClient,
+    sandbox: Sandbox,
+    *,
+    prompt: str | None = None,
+    language: str = "python",
+    tests: str = "",
+    max_attempts: int = 3,
+    fast_client: ChatClient | None = None,
+    typescript: str | os.PathLike[str] | None = None,
+    system_prompt: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    show_tests: bool = True,
+    name: str = "code-loop",
+) -> Workflow:
+    """The grounded code loop as a workflow: generator -> compile -> test, failures back.
+
+    ``generator`` writes the code, ``compile`` checks it, ``test`` runs ``tests`` (Python:
+    pytest-style ``test_*`` functions importing from ``solution``; TypeScript: ``node:test``
+    importing ``./solution.ts``) in ``sandbox``. A failed check goes back to the generator
+    with its errors, up to ``max_attempts`` generations. With ``fast_client``, failures pass
+    an ``ErrorFingerprinter`` first: simple ones go to ``fast_generator`` (the fast model),
+    complex ones to ``generator``. Each run ends with one ``CodeGenResult`` output::
+
+        result = await code_loop(client, sandbox, tests=TESTS).run("Write add(a, b).")
+        print(result.outputs[0])
+
+    Run it with a prompt (str), a ``CodeTask``, or nothing when ``prompt`` is given here.
+    TypeScript needs ``typescript`` (an npm package directory the sandbox mounts).
+    ``temperature`` and ``max_tokens`` go to the model (a bound stops a small model that
+    repeats itself); ``show_tests=False`` keeps the test file out of the
+    prompt (the tests still run; state in the prompt what they check): small models copy tests.
+    """
+    template = CodeTask(prompt=prompt or "", language=language, tests=tests)
+    generator = LLMGeneratorExecutor(
+        client,
+        id="generator",
+        part=template.name,
+        language=language,
+        system_prompt=system_prompt,
+        max_attempts=max_attempts,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        task=template,
+        show_tests=show_tests,
+    )
+    compile_ = CompileValidatorExecutor(sandbox, language=language, typescript=typescript)
+    test = TestValidatorExecutor(sandbox, language=language, typescript=typescript)
+    supersteps = max(100, _SUPERSTEPS_PER_ATTEMPT * max_attempts + 10)
+    builder = (
+        WorkflowBuilder(name, max_supersteps=supersteps)
+        .set_start_executor(generator)
+        .add_edge(generator, compile_)
+        .add_edge(compile_, test, condition=passed, description="compiles")
+    )
+    if fast_client is None:
+        builder.add_edge(compile_, generator, condition=failed, description="compile errors")
+        builder.add_edge(test, generator, condition=failed, description="failing tests")
+        return builder.build()
+    fingerprinter = ErrorFingerprinter()
+    fast = LLMGeneratorExecutor(
+        fast_client,
+        id="fast_generator",
+        part=template.name,  # the same part: both repair the one task (shared state)
+        language=language,
+        system_prompt=system_prompt,
+        max_attempts=max_attempts,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        task=template,
+        show_tests=show_tests,
+    )
+    builder.add_edge(compile_, fingerprinter, condition=failed, description="compile errors")
+    builder.add_edge(test, fingerprinter, condition=failed, description="failing tests")
+    builder.add_edge(fingerprinter, fast, condition=is_simple, description="simple")
+    builder.add_edge(fingerprinter, generator, condition=_complex_failure, description="complex")
+    builder.add_edge(fast, compile_)
+    return builder.build()
