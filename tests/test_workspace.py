@@ -38,7 +38,7 @@ FIELD_LIBRARY = {
     "agentic-mcp": {"mcp", "jsonschema"},
     "agentic-bus": {"nats-py"},
     "agentic-storage": {"redis", "qdrant-client", "zstandard"},
-    "agentic-orchestrator": set[str](),
+    "agentic-orchestrator": {"typer", "rich", "httpx"},  # the `agentic` command line
 }
 
 

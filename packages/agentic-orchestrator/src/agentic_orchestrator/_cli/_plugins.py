@@ -1,0 +1,78 @@
+"""What other packages add to the command: subcommands, runtimes, tool sources (entry points).
+
+The command never imports a sibling package: ``agentic worker`` is agentic-bus's
+``agentic.commands`` entry, ``--runtime nats://`` its ``agentic.runtimes`` entry, ``mcp:`` tools
+agentic-mcp's ``agentic.tool_sources`` entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, cast
+from urllib.parse import urlsplit
+
+from agentic_core import Runtime, Tool
+from agentic_core.registry import RegistryError, available, load
+from agentic_orchestrator._cli._errors import UsageError
+
+__all__ = ["command_names", "load_command", "open_runtime", "open_tool_source"]
+
+COMMANDS = "agentic.commands"
+RUNTIMES = "agentic.runtimes"
+TOOL_SOURCES = "agentic.tool_sources"
+_EXTRAS = {"nats": "agentic-orchestrator[nats]", "mcp": "agentic-orchestrator[mcp]"}
+
+CommandFn = Callable[[list[str]], int]
+ToolSource = Callable[
+    [Mapping[str, Mapping[str, Any]]], AbstractAsyncContextManager[Mapping[str, Sequence[Tool]]]
+]
+"""``source(servers)``: an async context that connects ``{name: table}`` and yields each
+server's tools by name, disconnecting on exit."""
+
+
+def command_names() -> list[str]:
+    """The subcommands installed packages add (names only: nothing is imported)."""
+    return available(COMMANDS)
+
+
+def load_command(name: str) -> CommandFn:
+    """The ``agentic.commands`` entry ``name``: ``fn(argv) -> exit code``."""
+    try:
+        return cast("CommandFn", load(COMMANDS, name))
+    except RegistryError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def open_runtime(url: str) -> Runtime:
+    """The runtime for ``url`` (``nats://host:port`` -> agentic-bus's ``NatsRuntime(url)``)."""
+    scheme = urlsplit(url).scheme.lower()
+    name = "nats" if scheme in ("nats", "tls", "ws", "wss") else scheme
+    if not name:
+        raise UsageError(f"--runtime {url!r}: expected a URL such as nats://127.0.0.1:4222")
+    try:
+        factory = load(RUNTIMES, name)
+    except RegistryError:
+        extra = _EXTRAS.get(name, "the package providing it")
+        raise UsageError(
+            f"--runtime {url}: no {name!r} runtime installed (installed: "
+            f"{', '.join(available(RUNTIMES)) or 'none'}); pip install '{extra}'"
+        ) from None
+    try:
+        runtime = factory(url)
+    except Exception as exc:  # noqa: BLE001 - a bad URL or option: one line, no traceback
+        raise UsageError(f"--runtime {url}: {type(exc).__name__}: {exc}") from None
+    if not isinstance(runtime, Runtime):
+        raise UsageError(f"--runtime {url}: the {name!r} entry point built no Runtime")
+    return runtime
+
+
+def open_tool_source(name: str) -> ToolSource:
+    """The ``agentic.tool_sources`` entry ``name`` (``mcp``)."""
+    try:
+        return cast("ToolSource", load(TOOL_SOURCES, name))
+    except RegistryError:
+        extra = _EXTRAS.get(name, "the package providing it")
+        raise UsageError(
+            f"{name}: tools need the {name!r} tool source; pip install '{extra}'"
+        ) from None
