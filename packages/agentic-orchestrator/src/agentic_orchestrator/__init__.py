@@ -1,11 +1,9 @@
 """agentic-orchestrator.
 
-Orchestration patterns, DAG orchestrator, task agents and the agentic command line.
-
-Status: in progress. The orchestration patterns (sequential, concurrent, group chat, handoff,
-Magentic), each a builder returning a core ``Workflow``, ``TaskAgent``, the DAG
-``Orchestrator`` and ``DelegatingAgent`` are here; the code-generation executors and the
-command line belong to a later issue.
+Orchestration patterns (sequential, concurrent, group chat, handoff, Magentic), each a builder
+returning a core ``Workflow``; ``TaskAgent``, the DAG ``Orchestrator`` and ``DelegatingAgent``;
+the grounded code-generation executors and ``code_loop``; and the ``agentic`` command line
+(``agentic_orchestrator._cli``, not part of the Python API).
 """
 
 from agentic_core import lazy_exports as _lazy_exports
