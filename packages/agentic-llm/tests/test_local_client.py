@@ -162,6 +162,15 @@ async def client(model_file: Path, fake: FakeLlama) -> AsyncIterator[LocalChatCl
         yield c
 
 
+@pytest.fixture
+async def plain_client(model_file: Path, fake: FakeLlama) -> AsyncIterator[LocalChatClient]:
+    """Tools left to llama.cpp's chat handler (``tool_grammar=False``: the behaviour before the
+    tool grammar; ``test_local_tools.py`` covers the grammar)."""
+    async with LocalChatClient(model_file, tool_grammar=False) as c:
+        c._llama = fake  # pyright: ignore[reportAttributeAccessIssue] - a loaded stand-in
+        yield c
+
+
 HELLO = [ChatMessage.user("Say hello in French.")]
 
 
@@ -270,7 +279,7 @@ async def test_max_tokens_defaults_to_the_client_setting(model_file: Path, fake:
 
 
 async def test_tool_history_is_sent_in_openai_shape(
-    client: LocalChatClient, fake: FakeLlama
+    plain_client: LocalChatClient, fake: FakeLlama
 ) -> None:
     history = [
         ChatMessage.user("Weather in Paris?"),
@@ -282,7 +291,7 @@ async def test_tool_history_is_sent_in_openai_shape(
         ),
         ChatMessage.tool("c1", "Sunny"),
     ]
-    await client.generate(history, ChatOptions(tools=[get_weather], tool_choice="auto"))
+    await plain_client.generate(history, ChatOptions(tools=[get_weather], tool_choice="auto"))
     [body] = fake.requests
     assert body["messages"][1] == {
         "role": "assistant",
@@ -311,10 +320,12 @@ async def test_tool_choice_naming_a_function_is_sent_as_openai_does(
 
 
 async def test_required_tool_choice_names_the_only_tool_else_becomes_auto(
-    client: LocalChatClient, fake: FakeLlama
+    plain_client: LocalChatClient, fake: FakeLlama
 ) -> None:
-    await client.generate(HELLO, ChatOptions(tools=[get_weather], tool_choice="required"))
-    await client.generate(HELLO, ChatOptions(tools=[get_weather, get_time], tool_choice="required"))
+    await plain_client.generate(HELLO, ChatOptions(tools=[get_weather], tool_choice="required"))
+    await plain_client.generate(
+        HELLO, ChatOptions(tools=[get_weather, get_time], tool_choice="required")
+    )
     assert fake.requests[0]["tool_choice"] == {
         "type": "function",
         "function": {"name": "get_weather"},
@@ -340,7 +351,7 @@ async def test_response_format_becomes_a_json_schema_grammar_and_is_parsed(
 
 
 async def test_a_tool_call_reply_becomes_function_call_content(
-    client: LocalChatClient, fake: FakeLlama
+    plain_client: LocalChatClient, fake: FakeLlama
 ) -> None:
     fake.reply = _completion(
         None,
@@ -353,7 +364,7 @@ async def test_a_tool_call_reply_becomes_function_call_content(
             }
         ],
     )
-    response = await client.generate(HELLO, ChatOptions(tools=[get_weather]))
+    response = await plain_client.generate(HELLO, ChatOptions(tools=[get_weather]))
     assert response.message.function_calls == [
         FunctionCallContent(
             call_id="call__0_get_weather_cmpl-1", name="get_weather", arguments={"city": "Paris"}
@@ -451,7 +462,7 @@ async def test_stream_yields_text_pieces_then_the_counted_usage(
 
 
 async def test_stream_assembles_tool_call_fragments(
-    client: LocalChatClient, fake: FakeLlama
+    plain_client: LocalChatClient, fake: FakeLlama
 ) -> None:
     def call_delta(arguments: str) -> dict[str, Any]:
         return {
@@ -471,7 +482,9 @@ async def test_stream_assembles_tool_call_fragments(
         _chunk(call_delta('ty": "Paris" }')),
         _chunk({}, "tool_calls"),
     ]
-    updates = [u async for u in client.generate_stream(HELLO, ChatOptions(tools=[get_weather]))]
+    updates = [
+        u async for u in plain_client.generate_stream(HELLO, ChatOptions(tools=[get_weather]))
+    ]
     response = ChatResponse.from_updates(updates)
     assert response.message.function_calls == [
         FunctionCallContent(

@@ -8,10 +8,12 @@ only the few places where llama-cpp-python differs are adapted here.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
+import json
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Self, TypeVar, cast
@@ -24,10 +26,17 @@ from agentic_core import (
     ChatOptions,
     ChatResponse,
     ChatResponseUpdate,
+    FinishReason,
+    FunctionCallContent,
+    Role,
+    ToolCallDelta,
     UsageDetails,
 )
 from agentic_llm._errors import ContextLengthError, InvalidRequestError, LLMError, ProviderError
-from agentic_llm._json import JSONObject
+from agentic_llm._json import JSONObject, parse_structured_value
+from agentic_llm._local._reply_reader import ReplyReader
+from agentic_llm._local._tool_grammar import ToolReplyFormat, reply_format_for, uses_tool_grammar
+from agentic_llm._local._tool_prompt import render_tool_prompt
 from agentic_llm._openai._mapping import (
     build_chat_request,
     parse_chat_completion,
@@ -61,12 +70,21 @@ class LocalChatClient(BaseChatClient):
     event loop stays free; a stream stops generating as soon as it is closed or cancelled.
 
     ``chat_format`` is llama.cpp's chat handler; ``None`` uses the template stored in the GGUF
-    file. Tools: a ``tool_choice`` naming a function works with every format (llama.cpp
-    constrains the arguments to the tool's JSON schema); ``"auto"`` needs a function-calling
-    format such as ``"chatml-function-calling"`` (the GGUF template of SmolLM2 ignores tools);
-    ``"required"`` is sent as that one tool's name when there is one tool, else as ``"auto"``.
-    ``response_format`` is enforced by a grammar built from the JSON schema. ``max_tokens``
-    applies when ``ChatOptions.max_tokens`` is not set (small models can ramble on).
+    file. ``response_format`` is enforced by a grammar built from the JSON schema.
+    ``max_tokens`` applies when ``ChatOptions.max_tokens`` is not set (small models can ramble).
+
+    Tools (``tool_grammar=True``, the default): with ``tool_choice`` ``"auto"``, ``"required"``
+    or unset, the reply is one JSON object constrained by a grammar, ``{"tool": name,
+    "arguments": {...}}`` (arguments valid for that tool's schema) or ``{"answer": text}`` (not
+    offered when a call is required), with the tools, the rule and one worked example per tool
+    in the system prompt, and earlier calls and results written into the history as text
+    ("Tool add returned: 42"): small models whose template knows no tools call them reliably.
+    A call repeating one whose result is already in the history is replaced by an answer.
+    Streams yield the answer's text as it comes and a tool call whole at the end.
+    ``tool_grammar=False``, or a ``tool_choice`` naming a function, leaves tools to llama.cpp's
+    chat handler: a named function works with every format (its arguments constrained to the
+    schema), ``"auto"`` needs a function-calling format such as ``"chatml-function-calling"``,
+    ``"required"`` is sent as the one tool's name when there is one tool, else as ``"auto"``.
 
     Example::
 
@@ -86,6 +104,8 @@ class LocalChatClient(BaseChatClient):
         chat_format: str | None = None,
         seed: int | None = None,
         max_tokens: int | None = 512,
+        tool_grammar: bool = True,
+        tool_rounds: int | None = 1,
     ) -> None:
         self.model_path = _model_file(model_path)
         _require_llama_cpp()
@@ -95,6 +115,10 @@ class LocalChatClient(BaseChatClient):
         self.chat_format = chat_format
         self.seed = seed
         self.max_tokens = max_tokens
+        self.tool_grammar = tool_grammar
+        if tool_rounds is not None and tool_rounds < 1:
+            raise ValueError(f"tool_rounds must be >= 1 or None (no limit), got {tool_rounds}")
+        self.tool_rounds = tool_rounds
         self._llama: CountingLlama | None = None
         self._lock = threading.Lock()  # held by the worker thread while it uses the model
         self._closed = False
@@ -129,6 +153,8 @@ class LocalChatClient(BaseChatClient):
     ) -> ChatResponse:
         """One complete reply, with llama.cpp's usage. A cancelled call returns at once, but
         the worker finishes the reply (bounded by ``max_tokens``) before the model is free."""
+        if options is not None and uses_tool_grammar(options, enabled=self.tool_grammar):
+            return await self._generate_with_tools(messages, options)
         body = self._request(messages, options, stream=False)
         payload = await asyncio.to_thread(self._complete, body)
         response = parse_chat_completion(
@@ -145,7 +171,20 @@ class LocalChatClient(BaseChatClient):
     ) -> AsyncIterator[ChatResponseUpdate]:
         """The reply token by token (text, or tool-call argument fragments), then one update
         with the usage. Closing the iterator or cancelling the task stops the generation."""
-        body = self._request(messages, options, stream=True)
+        if options is not None and uses_tool_grammar(options, enabled=self.tool_grammar):
+            async with contextlib.aclosing(self._stream_with_tools(messages, options)) as updates:
+                async for update in updates:
+                    yield update
+            return
+        async with contextlib.aclosing(
+            self._updates(self._request(messages, options, stream=True))
+        ) as updates:
+            async for update in updates:
+                update.model = self.model
+                yield update
+
+    async def _updates(self, body: JSONObject) -> AsyncGenerator[ChatResponseUpdate, None]:
+        """Run one streamed completion in the worker thread: its updates, then the usage."""
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[object] = asyncio.Queue()
         stop = threading.Event()
@@ -153,11 +192,10 @@ class LocalChatClient(BaseChatClient):
         try:
             while (item := await queue.get()) is not _END:
                 if isinstance(item, UsageDetails):
-                    yield ChatResponseUpdate(usage=item, model=self.model)
+                    yield ChatResponseUpdate(usage=item)
                     continue
                 update = parse_chunk(item)
                 if update is not None:
-                    update.model = self.model
                     yield update
             await worker  # raises what the worker raised
         finally:
@@ -225,6 +263,148 @@ class LocalChatClient(BaseChatClient):
                 else "auto"
             )
         return body
+
+    # -- tools through the grammar ----------------------------------------------------------------
+
+    async def _generate_with_tools(
+        self, messages: Sequence[ChatMessage], options: ChatOptions
+    ) -> ChatResponse:
+        reply_format = self._reply_format(messages, options)
+        response = await self._tool_reply(messages, options, reply_format, UsageDetails())
+        if self._answer_instead(response, messages, reply_format):
+            response = await self._tool_reply(
+                messages, options, reply_format.answer_only(), response.usage
+            )
+        return response
+
+    async def _tool_reply(
+        self,
+        messages: Sequence[ChatMessage],
+        options: ChatOptions,
+        reply_format: ToolReplyFormat,
+        usage: UsageDetails,
+    ) -> ChatResponse:
+        """One complete tool-grammar reply; ``usage`` is what earlier attempts used."""
+        body = self._tool_request(messages, options, reply_format, stream=False)
+        payload = await asyncio.to_thread(self._complete, body)
+        raw = parse_chat_completion(
+            payload, label=self._label, provider=PROVIDER, response_format=None
+        )
+        return self._tool_response(raw.text, raw.finish_reason, reply_format, usage + raw.usage)
+
+    async def _stream_with_tools(
+        self, messages: Sequence[ChatMessage], options: ChatOptions
+    ) -> AsyncGenerator[ChatResponseUpdate, None]:
+        """The answer's text as it comes; a tool call in one update at the end (its JSON is
+        read whole); usage and finish reason in the last update."""
+        reply_format = self._reply_format(messages, options)
+        usage = UsageDetails()
+        for attempt in (reply_format, reply_format.answer_only()):
+            reader = ReplyReader()
+            streamed: list[str] = []
+            finish = FinishReason.STOP
+            body = self._tool_request(messages, options, attempt, stream=True)
+            async with contextlib.aclosing(self._updates(body)) as updates:
+                async for update in updates:
+                    usage = usage + update.usage if update.usage is not None else usage
+                    finish = update.finish_reason or finish
+                    if piece := reader.feed(update.text):
+                        streamed.append(piece)
+                        yield ChatResponseUpdate(text=piece, model=self.model)
+            response = self._tool_response(reader.raw, finish, attempt, usage)
+            if attempt is reply_format and self._answer_instead(response, messages, attempt):
+                continue  # nothing of it was streamed: a tool call is read whole
+            yield _last_update(response, "".join(streamed))
+            return
+
+    def _answer_instead(
+        self,
+        response: ChatResponse,
+        messages: Sequence[ChatMessage],
+        reply_format: ToolReplyFormat,
+    ) -> bool:
+        """Whether ``response`` repeats a call whose result is already in ``messages`` (a small
+        model shown a result may ask for it again): then the model is asked for an answer."""
+        if not (reply_format.allow_tools and reply_format.allow_answer):
+            return False
+        if not _repeats_a_call(response, messages):
+            return False
+        _log.debug("local_tool_call_repeated", model=self.model, provider=PROVIDER)
+        return True
+
+    def _reply_format(
+        self, messages: Sequence[ChatMessage], options: ChatOptions
+    ) -> ToolReplyFormat:
+        """The shapes the next reply may take: no tool branch once the model has made
+        ``tool_rounds`` rounds of calls since the last user message (a small model shown a
+        result otherwise calls on and on instead of answering)."""
+        reply_format = reply_format_for(options)
+        if (
+            self.tool_rounds is not None
+            and reply_format.allow_answer
+            and _rounds_since_user(messages) >= self.tool_rounds
+        ):
+            return reply_format.answer_only()
+        return reply_format
+
+    def _tool_request(
+        self,
+        messages: Sequence[ChatMessage],
+        options: ChatOptions,
+        reply_format: ToolReplyFormat,
+        *,
+        stream: bool,
+    ) -> JSONObject:
+        """A request whose tools live in the prompt and whose reply follows the tool schema."""
+        plain = options.model_copy(
+            update={"tools": [], "tool_choice": None, "response_format": None}
+        )
+        body = self._request([], plain, stream=stream)
+        body["messages"] = render_tool_prompt(messages, reply_format)
+        body["response_format"] = {"type": "json_object", "schema": reply_format.schema()}
+        return body
+
+    def _tool_response(
+        self, text: str, finish: FinishReason, reply_format: ToolReplyFormat, usage: UsageDetails
+    ) -> ChatResponse:
+        """The JSON reply as a tool call or an answer. A reply cut short by ``max_tokens`` keeps
+        the answer's text read so far; a cut tool call is an error."""
+        if finish is FinishReason.LENGTH:
+            reader = ReplyReader()
+            partial = reader.feed(text)
+            if reader.branch == "answer" and reply_format.answer_format is None:
+                message = ChatMessage.assistant(partial)
+                return ChatResponse(
+                    message=message, usage=usage, finish_reason=finish, model=self.model
+                )
+            if reader.branch == "tool":
+                raise ProviderError(
+                    f"{self._label} was stopped by max_tokens in the middle of a tool call: "
+                    f"{text[:300]!r} (raise max_tokens)",
+                    provider=PROVIDER,
+                    body=text[:4000],
+                )
+        reply = reply_format.parse(text, label=self._label, provider=PROVIDER)
+        if reply.call is not None:
+            message = ChatMessage(role=Role.ASSISTANT, contents=[reply.call])
+            return ChatResponse(
+                message=message,
+                usage=usage,
+                finish_reason=FinishReason.TOOL_CALLS,
+                model=self.model,
+            )
+        value = (
+            parse_structured_value(reply.text, reply_format.answer_format)
+            if reply_format.answer_format is not None
+            else None
+        )
+        return ChatResponse(
+            message=ChatMessage.assistant(reply.text),
+            usage=usage,
+            finish_reason=finish,
+            model=self.model,
+            value=value,
+        )
 
     # -- worker thread --------------------------------------------------------------------------
 
@@ -349,6 +529,53 @@ class LocalChatClient(BaseChatClient):
             if self._llama is not None:
                 self._llama.close()
                 self._llama = None
+
+
+def _repeats_a_call(response: ChatResponse, history: Sequence[ChatMessage]) -> bool:
+    """Whether ``response`` calls a tool exactly as an earlier call whose result is in
+    ``history``: a small model, shown a result, may ask for it again instead of answering."""
+    answered = {r.call_id for m in history for r in m.function_results}
+    earlier = [c for m in history for c in m.function_calls if c.call_id in answered]
+    return any(
+        _same_call(call, before) for call in response.message.function_calls for before in earlier
+    )
+
+
+def _rounds_since_user(history: Sequence[ChatMessage]) -> int:
+    """Assistant replies with tool calls after the last user message."""
+    rounds = 0
+    for message in reversed(history):
+        if message.role is Role.USER and not message.function_results:
+            break
+        rounds += bool(message.role is Role.ASSISTANT and message.function_calls)
+    return rounds
+
+
+def _same_call(a: FunctionCallContent, b: FunctionCallContent) -> bool:
+    return a.name == b.name and a.arguments == b.arguments
+
+
+def _last_update(response: ChatResponse, streamed: str) -> ChatResponseUpdate:
+    """What a tool-grammar stream has not yet said: the call, or the rest of the answer."""
+    calls = response.message.function_calls
+    deltas = [
+        ToolCallDelta(
+            index=index,
+            call_id=call.call_id,
+            name=call.name,
+            arguments=json.dumps(call.arguments, ensure_ascii=False),
+        )
+        for index, call in enumerate(calls)
+    ]
+    # A structured answer is not streamed piecewise: it comes whole here.
+    rest = response.text.removeprefix(streamed) if response.text.startswith(streamed) else ""
+    return ChatResponseUpdate(
+        text=rest,
+        tool_call_deltas=deltas,
+        usage=response.usage,
+        finish_reason=response.finish_reason,
+        model=response.model,
+    )
 
 
 def _model_file(model_path: str | os.PathLike[str] | None) -> Path:
