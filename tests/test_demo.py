@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from typer.testing import CliRunner
 
+from agentic_core.testing import FunctionChatClient
+from agentic_orchestrator._cli import app
 from agentic_orchestrator._demo import run_demo
 from agentic_orchestrator._demo._party import PartyPlan, PartyRequest, party_workflow
 from agentic_orchestrator._demo._scripted import scripted_demo_client
@@ -87,3 +90,30 @@ def test_agentic_demo_with_the_embedded_model() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "local llama.cpp" in done.stdout
     assert "both parts succeeded" in done.stdout, done.stdout
+
+
+def clueless_model() -> FunctionChatClient:
+    """A model that never calls a tool and never writes code (``python:`` model factory)."""
+    return FunctionChatClient(lambda messages, options: "I do not know.")
+
+
+def test_agentic_demo_through_the_typer_runner(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTIC_MODEL", "scripted")
+    result = CliRunner().invoke(app, ["demo", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "12 sandwiches (verified: multiply(4, 3) = 12, 2 tries)" in result.output
+    assert "succeeded: python code passed test after 2 attempt(s)" in result.output
+    assert "superstep" not in result.output  # --quiet: results only
+
+
+def test_the_demo_fails_with_exit_1_when_a_result_is_wrong(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(_ROOT)
+    result = CliRunner().invoke(
+        app, ["demo", "--quiet", "--model", "python:tests.test_demo:clueless_model"]
+    )
+    assert result.exit_code == 1, result.output
+    assert "no answer (NOT verified, 4 tries)" in result.output
+    assert "failed: python code did not pass compile after 5 attempt(s)" in result.output
+    assert "part 1, multi-agent workflow: FAILED" in result.output

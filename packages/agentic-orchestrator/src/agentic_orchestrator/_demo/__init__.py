@@ -39,7 +39,7 @@ async def run_demo(*, console: Console, model: str | None = None, quiet: bool = 
     console.print(f"[bold]agentic demo[/bold] · model: {label}")
     try:
         await _warm_up(client, console, quiet=quiet)
-        plan = await _party(client, console, quiet=quiet)
+        plan = await _run_party(client, console, quiet=quiet)
         code = await _code_part(client, console, quiet=quiet)
     finally:
         await _close(client)
@@ -80,7 +80,7 @@ async def _warm_up(client: ChatClient, console: Console, *, quiet: bool) -> None
         await client.health_check()
 
 
-async def _party(client: ChatClient, console: Console, *, quiet: bool) -> PartyPlan | None:
+async def _run_party(client: ChatClient, console: Console, *, quiet: bool) -> PartyPlan | None:
     request = PartyRequest()
     console.print(f"\n[bold]1/2 · multi-agent workflow[/bold]: {request.question}")
     result = await run_live(
