@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -111,12 +112,21 @@ def llama() -> ScriptedLlama:
     return ScriptedLlama()
 
 
-@pytest.fixture
-async def client(tmp_path: Path, llama: ScriptedLlama) -> AsyncIterator[LocalChatClient]:
+@asynccontextmanager
+async def _client_with(
+    tmp_path: Path, llama: ScriptedLlama, **options: Any
+) -> AsyncIterator[LocalChatClient]:
+    """A LocalChatClient on a placeholder file whose "loaded model" is ``llama``."""
     path = tmp_path / "tiny.gguf"
     path.write_bytes(b"GGUF")
-    async with LocalChatClient(path) as c:
+    async with LocalChatClient(path, **options) as c:
         c._llama = llama  # pyright: ignore[reportAttributeAccessIssue] - a loaded stand-in
+        yield c
+
+
+@pytest.fixture
+async def client(tmp_path: Path, llama: ScriptedLlama) -> AsyncIterator[LocalChatClient]:
+    async with _client_with(tmp_path, llama) as c:
         yield c
 
 
@@ -206,10 +216,7 @@ async def test_tool_results_are_written_as_text_and_the_model_must_then_answer(
 async def test_tool_rounds_none_lets_the_model_call_on(
     tmp_path: Path, llama: ScriptedLlama
 ) -> None:
-    path = tmp_path / "tiny.gguf"
-    path.write_bytes(b"GGUF")
-    async with LocalChatClient(path, tool_rounds=None) as client:
-        client._llama = llama  # pyright: ignore[reportAttributeAccessIssue]
+    async with _client_with(tmp_path, llama, tool_rounds=None) as client:
         llama.say('{"tool": "add", "arguments": {"a": 42, "b": 1}}')
         response = await client.generate(_after_one_call(), TOOLS)
     assert response.message.function_calls[0].arguments == {"a": 42, "b": 1}
@@ -226,10 +233,7 @@ def test_tool_rounds_below_one_is_refused(tmp_path: Path) -> None:
 async def test_a_call_repeating_an_answered_one_is_replaced_by_an_answer(
     tmp_path: Path, llama: ScriptedLlama
 ) -> None:
-    path = tmp_path / "tiny.gguf"
-    path.write_bytes(b"GGUF")
-    async with LocalChatClient(path, tool_rounds=None) as client:
-        client._llama = llama  # pyright: ignore[reportAttributeAccessIssue]
+    async with _client_with(tmp_path, llama, tool_rounds=None) as client:
         llama.say('{"tool": "multiply", "arguments": {"a": 6, "b": 7}}')
         llama.say('{"answer": "42"}')
         response = await client.generate(_after_one_call(), TOOLS)
@@ -352,10 +356,7 @@ async def test_response_format_is_the_answer_branch_and_is_parsed(
 async def test_tool_grammar_off_leaves_tools_to_llama_cpp(
     tmp_path: Path, llama: ScriptedLlama
 ) -> None:
-    path = tmp_path / "tiny.gguf"
-    path.write_bytes(b"GGUF")
-    async with LocalChatClient(path, tool_grammar=False) as client:
-        client._llama = llama  # pyright: ignore[reportAttributeAccessIssue]
+    async with _client_with(tmp_path, llama, tool_grammar=False) as client:
         llama.say("Use the multiply tool.")
         response = await client.generate(QUESTION, TOOLS.model_copy(update={"tool_choice": "auto"}))
     assert response.text == "Use the multiply tool."
@@ -413,10 +414,7 @@ async def test_a_streamed_tool_call_comes_whole_at_the_end(
 async def test_a_streamed_repeated_call_is_replaced_by_a_streamed_answer(
     tmp_path: Path, llama: ScriptedLlama
 ) -> None:
-    path = tmp_path / "tiny.gguf"
-    path.write_bytes(b"GGUF")
-    async with LocalChatClient(path, tool_rounds=None) as client:
-        client._llama = llama  # pyright: ignore[reportAttributeAccessIssue]
+    async with _client_with(tmp_path, llama, tool_rounds=None) as client:
         llama.say('{"tool": "multiply", "arguments": {"a": 6, "b": 7}}')
         llama.say('{"answer": "It is 42."}')
         updates = [u async for u in client.generate_stream(_after_one_call(), TOOLS)]

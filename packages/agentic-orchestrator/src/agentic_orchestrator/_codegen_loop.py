@@ -57,18 +57,23 @@ def code_loop(
     prompt (the tests still run; state in the prompt what they check): small models copy tests.
     """
     template = CodeTask(prompt=prompt or "", language=language, tests=tests)
-    generator = LLMGeneratorExecutor(
-        client,
-        id="generator",
-        part=template.name,
-        language=language,
-        system_prompt=system_prompt,
-        max_attempts=max_attempts,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        task=template,
-        show_tests=show_tests,
-    )
+
+    def generator_on(model: ChatClient, executor_id: str) -> LLMGeneratorExecutor:
+        # Generators of one loop share the part: both repair the one task (shared state).
+        return LLMGeneratorExecutor(
+            model,
+            id=executor_id,
+            part=template.name,
+            language=language,
+            system_prompt=system_prompt,
+            max_attempts=max_attempts,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            task=template,
+            show_tests=show_tests,
+        )
+
+    generator = generator_on(client, "generator")
     compile_ = CompileValidatorExecutor(sandbox, language=language, typescript=typescript)
     test = TestValidatorExecutor(sandbox, language=language, typescript=typescript)
     supersteps = max(100, _SUPERSTEPS_PER_ATTEMPT * max_attempts + 10)
@@ -83,18 +88,7 @@ def code_loop(
         builder.add_edge(test, generator, condition=failed, description="failing tests")
         return builder.build()
     fingerprinter = ErrorFingerprinter()
-    fast = LLMGeneratorExecutor(
-        fast_client,
-        id="fast_generator",
-        part=template.name,  # the same part: both repair the one task (shared state)
-        language=language,
-        system_prompt=system_prompt,
-        max_attempts=max_attempts,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        task=template,
-        show_tests=show_tests,
-    )
+    fast = generator_on(fast_client, "fast_generator")
     builder.add_edge(compile_, fingerprinter, condition=failed, description="compile errors")
     builder.add_edge(test, fingerprinter, condition=failed, description="failing tests")
     builder.add_edge(fingerprinter, fast, condition=is_simple, description="simple")
