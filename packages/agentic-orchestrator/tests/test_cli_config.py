@@ -183,3 +183,9 @@ options.depth = 2
     assert lines[("agents", 1, "name")] == 12
     assert lines[("mcp", "servers", "time", "command")] == 14
     assert lines[("pattern", "options", "depth")] == 16
+
+
+def test_the_sample_run_file_in_examples_is_valid() -> None:
+    sample = Path(__file__).resolve().parents[3] / "examples" / "agentic.toml"
+    loaded = load_run_config(sample)
+    assert [agent.name for agent in loaded.config.agents] == ["researcher", "planner"]
