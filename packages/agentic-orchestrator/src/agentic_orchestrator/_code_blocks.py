@@ -6,7 +6,8 @@ import re
 
 from agentic_orchestrator._payloads import ExecutionMode
 
-_FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)```", re.DOTALL)
+FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)```", re.DOTALL)
+"""A fenced code block: group 1 its label (maybe empty), group 2 its code."""
 
 _LANGUAGES = {
     "python": "python",
@@ -26,6 +27,12 @@ EXECUTABLE_ACTIONS = ("execute", "run", "test", "build", "deploy", "install", "v
 """Action words that make ``ExecutionMode.TASK`` run the code."""
 
 
+def canonical_language(language: str) -> str:
+    """``"py"`` -> ``"python"``, ``"ts"`` -> ``"typescript"``; other names lower-cased as is."""
+    lowered = language.strip().lower()
+    return _LANGUAGES.get(lowered, lowered)
+
+
 def extract_code(text: str, *, default_language: str = "python") -> tuple[str, str] | None:
     """``(language, code)`` of the first fenced block in a language a sandbox runs, else None.
 
@@ -33,7 +40,7 @@ def extract_code(text: str, *, default_language: str = "python") -> tuple[str, s
     shell). An unlabelled fence is taken as ``default_language``; a block in another language
     (``json``, ``text``...) is skipped.
     """
-    for match in _FENCE.finditer(text):
+    for match in FENCE.finditer(text):
         label = match.group(1).lower()
         language = _LANGUAGES.get(label) if label else _LANGUAGES.get(default_language.lower())
         code = match.group(2)

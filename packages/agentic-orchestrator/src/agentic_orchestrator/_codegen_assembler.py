@@ -8,11 +8,11 @@ from typing import Any
 import structlog
 
 from agentic_core import Executor, ExecutorKind, WorkflowContext, handler
+from agentic_orchestrator._code_blocks import canonical_language
 from agentic_orchestrator._codegen_models import (
     CODEGEN_PARTS_KEY,
     AssembledCode,
     GeneratedCode,
-    canonical_language,
 )
 
 _log = structlog.get_logger("agentic_orchestrator.codegen")

@@ -17,7 +17,8 @@ from agentic_core import (
     WorkflowContext,
     handler,
 )
-from agentic_orchestrator._codegen_models import CodeTask, canonical_language
+from agentic_orchestrator._code_blocks import canonical_language
+from agentic_orchestrator._codegen_models import CodeTask
 from agentic_orchestrator._errors import CodePlanError
 from agentic_orchestrator._json_reply import last_json_object
 

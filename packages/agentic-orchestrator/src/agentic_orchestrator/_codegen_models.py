@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agentic_core import WorkflowEvent
+from agentic_orchestrator._code_blocks import canonical_language
 
 CODEGEN_PARTS_KEY = "codegen.parts"
 """Shared-state key where ``CodeAssemblerExecutor`` publishes ``{part name: code}``."""
@@ -24,13 +25,6 @@ _FILE_NAMES = {
     "typescript": ("solution.ts", "solution.test.ts"),
     "javascript": ("solution.js", "solution.test.js"),
 }
-_LANGUAGE_ALIASES = {"py": "python", "python3": "python", "ts": "typescript", "js": "javascript"}
-
-
-def canonical_language(language: str) -> str:
-    """``"py"`` -> ``"python"``, ``"ts"`` -> ``"typescript"``; other names lower-cased as is."""
-    lowered = language.strip().lower()
-    return _LANGUAGE_ALIASES.get(lowered, lowered)
 
 
 def source_file_names(language: str) -> tuple[str, str]:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from agentic_orchestrator._codegen_models import CodeTask, canonical_language, source_file_names
+from agentic_orchestrator._code_blocks import FENCE, canonical_language
+from agentic_orchestrator._codegen_models import CodeTask, source_file_names
 
 MAX_ERRORS_SHOWN = 5
 MAX_ERROR_CHARS = 600
 MAX_CODE_CHARS = 6000
 
-_FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)```", re.DOTALL)
 _OPEN_FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*)\Z", re.DOTALL)
 _FENCE_LABELS = {"python": "python", "typescript": "ts", "javascript": "js"}
 _TEST_HINTS = {
@@ -74,7 +74,7 @@ def extract_generated_code(text: str, language: str) -> str:
     fence at all is taken as bare code.
     """
     wanted = canonical_language(language)
-    blocks = [(canonical_language(label), body) for label, body in _FENCE.findall(text)]
+    blocks = [(canonical_language(label), body) for label, body in FENCE.findall(text)]
     blocks = [(label, body) for label, body in blocks if body.strip()]
     ranked = sorted(blocks, key=lambda block: 0 if block[0] == wanted else 1 if not block[0] else 2)
     if ranked:  # sorted is stable: the first block of the best kind

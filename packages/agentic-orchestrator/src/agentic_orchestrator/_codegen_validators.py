@@ -19,13 +19,13 @@ from agentic_core import (
     WorkflowContext,
     handler,
 )
+from agentic_orchestrator._code_blocks import canonical_language
 from agentic_orchestrator._codegen_models import (
     AssembledCode,
     CodeGenResult,
     CodeValidatedEvent,
     GeneratedCode,
     ValidationResult,
-    canonical_language,
     generator_state_key,
     source_file_names,
 )
