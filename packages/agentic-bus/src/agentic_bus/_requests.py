@@ -117,7 +117,9 @@ async def wait_for_responses(
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(complete.wait(), timeout_s)
     finally:
-        await subscription.unsubscribe()
+        # Drain, not unsubscribe: an answer already on its way is still handled and gets its
+        # "not pending" reply; unsubscribing dropped it, so its sender waited out its timeout.
+        await subscription.drain()
     return answers
 
 
