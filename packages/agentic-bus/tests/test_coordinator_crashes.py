@@ -220,7 +220,9 @@ async def test_a_request_answered_from_another_process_resumes_the_waiting_run(
         await answer_request(bus, message, True)
         # All answered: the coordinator stops listening. An answer that beats the unsubscribe
         # is refused as not pending; one after it finds no responder. Never silence.
-        with pytest.raises((NoRespondersError, ValueError), match=r"not pending|no coordinator is waiting"):
+        with pytest.raises(
+            (NoRespondersError, ValueError), match=r"not pending|no coordinator is waiting"
+        ):
             await answer_request(bus, pending, False, timeout_s=2)
     assert await child.finish() == 0, child.text[-3000:]
     assert f"DONE {pending.run_id} completed" in child.text
