@@ -19,6 +19,8 @@ from agentic_core._errors import WorkflowExecutionError as WorkflowExecutionErro
 from agentic_core._errors import WorkflowRequestError as WorkflowRequestError
 from agentic_core._lazy import lazy_exports as lazy_exports
 from agentic_core._logging import configure_logging as configure_logging
+from agentic_core._telemetry import inject_trace_context as inject_trace_context
+from agentic_core._telemetry import trace_context as trace_context
 from agentic_core.agents._agent import ChatAgent as ChatAgent
 from agentic_core.agents._agent_executor import AgentExecutor as AgentExecutor
 from agentic_core.agents._agent_executor import AgentExecutorResponse as AgentExecutorResponse
