@@ -5,13 +5,15 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from agentic_core._errors import AgentError
+from agentic_core._telemetry_genai import observe_agent_run, observe_chat, start_tool_span
+from agentic_core._telemetry_invocation import activate, mark_error
 from agentic_core.agents._background import BackgroundRuns
 from agentic_core.protocols._agent import (
     AgentInput,
@@ -26,6 +28,9 @@ from agentic_core.protocols._messages import ChatMessage, FunctionCallContent, R
 from agentic_core.protocols._reducer import ChatReducer
 from agentic_core.protocols._thread import AgentThread, ChatMessageStore, InMemoryChatMessageStore
 from agentic_core.protocols._tool import Tool
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
 
 _log = structlog.get_logger(__name__)
 
@@ -121,11 +126,12 @@ class ChatAgent:
             return await self._background.poll(continuation_token, self.id)
         if background:
             token = self._background.start(
-                self._steps(messages, thread, options, response_format, streaming=True)
+                self._observed_steps(messages, thread, options, response_format, streaming=True)
             )
             return AgentResponse(agent_id=self.id, continuation_token=token)
         final: AgentResponse | None = None
-        async for step in self._steps(messages, thread, options, response_format, streaming=False):
+        steps = self._observed_steps(messages, thread, options, response_format, streaming=False)
+        async for step in steps:
             if isinstance(step, AgentResponse):
                 final = step
         if final is None:  # pragma: no cover - _steps always ends with a response
@@ -152,13 +158,27 @@ class ChatAgent:
             async for update in self._background.follow(continuation_token):
                 yield update
             return
-        async for step in self._steps(messages, thread, options, response_format, streaming=True):
+        steps = self._observed_steps(messages, thread, options, response_format, streaming=True)
+        async for step in steps:
             if isinstance(step, AgentResponseUpdate):
                 yield step
             else:
                 yield AgentResponseUpdate(author_name=self.name, done=True, response=step)
 
     # -- the loop -------------------------------------------------------------------------------
+
+    def _observed_steps(
+        self,
+        messages: AgentInput,
+        thread: AgentThread | None,
+        run_options: ChatOptions | None,
+        response_format: type[BaseModel] | None,
+        *,
+        streaming: bool,
+    ) -> AsyncIterator[AgentResponseUpdate | AgentResponse]:
+        """``_steps`` in an ``invoke_agent`` span when telemetry is on (checked once per run)."""
+        steps = self._steps(messages, thread, run_options, response_format, streaming=streaming)
+        return observe_agent_run(steps, name=self.name, agent_id=self.id, client=self.chat_client)
 
     async def _steps(
         self,
@@ -231,14 +251,38 @@ class ChatAgent:
         self, prompt: list[ChatMessage], options: ChatOptions, *, streaming: bool
     ) -> AsyncIterator[AgentResponseUpdate | ChatResponse]:
         if not streaming:
-            yield await self.chat_client.generate(prompt, options)
+            yield await self._generate(prompt, options)
             return
+        observed = observe_chat(self.chat_client, options)  # None: telemetry off
+        stream = self.chat_client.generate_stream(prompt, options)
         chunks: list[ChatResponseUpdate] = []
-        async for chunk in self.chat_client.generate_stream(prompt, options):
-            chunks.append(chunk)
-            if chunk.text:
-                yield AgentResponseUpdate(text=chunk.text, author_name=self.name)
-        yield ChatResponse.from_updates(chunks, model=self.chat_client.model)
+        try:
+            async for chunk in stream if observed is None else observed.stream(stream):
+                chunks.append(chunk)
+                if chunk.text:
+                    yield AgentResponseUpdate(text=chunk.text, author_name=self.name)
+            response = ChatResponse.from_updates(chunks, model=self.chat_client.model)
+        except BaseException as exc:
+            if observed is not None:
+                observed.fail(exc)
+            raise
+        if observed is not None:
+            observed.end(response)  # the span covers the whole stream
+        yield response
+
+    async def _generate(self, prompt: list[ChatMessage], options: ChatOptions) -> ChatResponse:
+        """One whole model call (in a ``chat`` span when telemetry is on)."""
+        observed = observe_chat(self.chat_client, options)
+        if observed is None:
+            return await self.chat_client.generate(prompt, options)
+        try:
+            with observed.current():
+                response = await self.chat_client.generate(prompt, options)
+        except BaseException as exc:
+            observed.fail(exc)
+            raise
+        observed.end(response)
+        return response
 
     async def _reduced_history(self, thread: AgentThread) -> list[ChatMessage]:
         history = await thread.list_messages()
@@ -280,14 +324,27 @@ class ChatAgent:
         return list(results)
 
     async def _run_tool(self, call: FunctionCallContent) -> ChatMessage:
+        span = start_tool_span(call)  # None: telemetry off
+        if span is None:
+            return await self._invoke_tool(call, None)
+        try:
+            with activate(span):
+                return await self._invoke_tool(call, span)
+        except BaseException as exc:  # cancelled: the tool's own errors are results
+            mark_error(span, exc, f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            span.end()
+
+    async def _invoke_tool(self, call: FunctionCallContent, span: Span | None) -> ChatMessage:
         tool = self._tools_by_name.get(call.name)
         if tool is None:
             known = ", ".join(sorted(self._tools_by_name)) or "none"
-            return ChatMessage.tool(
-                call.call_id,
-                f"Error: unknown tool {call.name!r} (available: {known})",
-                is_error=True,
-            )
+            text = f"Error: unknown tool {call.name!r} (available: {known})"
+            if span is not None:
+                mark_error(span, None, text)
+                span.set_attribute("error.type", "unknown_tool")
+            return ChatMessage.tool(call.call_id, text, is_error=True)
         deadline: asyncio.Timeout | None = None
         try:
             if self.tool_timeout_s is None:
@@ -298,15 +355,14 @@ class ChatAgent:
         except TimeoutError as exc:
             if deadline is None or not deadline.expired():
                 # The tool's own TimeoutError (an LLM client's, say): an ordinary error result.
-                return _tool_error(call, exc)
+                return _tool_error(call, exc, span)
             _log.warning("tool_timeout", tool=call.name, timeout_s=self.tool_timeout_s)
-            return ChatMessage.tool(
-                call.call_id,
-                f"Error: tool {call.name!r} timed out after {self.tool_timeout_s} s",
-                is_error=True,
-            )
+            text = f"Error: tool {call.name!r} timed out after {self.tool_timeout_s} s"
+            if span is not None:
+                mark_error(span, exc, text)
+            return ChatMessage.tool(call.call_id, text, is_error=True)
         except Exception as exc:  # noqa: BLE001 - a tool error is a result the model sees
-            return _tool_error(call, exc)
+            return _tool_error(call, exc, span)
         return ChatMessage.tool(call.call_id, _jsonable(result))
 
     # -- structured output ----------------------------------------------------------------------
@@ -327,7 +383,7 @@ class ChatAgent:
             correction = ChatMessage.user(
                 _CORRECTION.format(name=response_format.__name__, error=_brief(first_error))
             )
-            retry = await self.chat_client.generate([*prompt, correction], options)
+            retry = await self._generate([*prompt, correction], options)
             reply = self._stamp(retry.message)
             try:
                 value = response_format.model_validate_json(reply.text)
@@ -340,9 +396,12 @@ class ChatAgent:
             return value, [(correction, UsageDetails()), (reply, retry.usage)]
 
 
-def _tool_error(call: FunctionCallContent, exc: Exception) -> ChatMessage:
-    _log.info("tool_error", tool=call.name, error=f"{type(exc).__name__}: {exc}")
-    return ChatMessage.tool(call.call_id, f"Error: {type(exc).__name__}: {exc}", is_error=True)
+def _tool_error(call: FunctionCallContent, exc: Exception, span: Span | None) -> ChatMessage:
+    text = f"{type(exc).__name__}: {exc}"
+    _log.info("tool_error", tool=call.name, error=text)
+    if span is not None:
+        mark_error(span, exc, text)
+    return ChatMessage.tool(call.call_id, f"Error: {text}", is_error=True)
 
 
 def _no_extra(kwargs: dict[str, Any], method: str) -> None:

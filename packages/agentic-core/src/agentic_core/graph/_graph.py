@@ -12,9 +12,13 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping
+from sys import modules as _modules
 from typing import TYPE_CHECKING, Any
 
+from agentic_core import _run_context
 from agentic_core._errors import ExecutorError, SerializationError
+from agentic_core._run_context import CURRENT_INVOCATION
+from agentic_core._telemetry_invocation import observe_invocation
 from agentic_core.graph._context import WorkflowContext
 from agentic_core.graph._edges import Edge, EdgeKind
 from agentic_core.graph._executor import Executor
@@ -29,6 +33,9 @@ from agentic_core.protocols._runtime import (
 
 if TYPE_CHECKING:
     from agentic_core.protocols._checkpoint import CheckpointStore
+
+_OTEL = "opentelemetry"
+"""Imported by the program (as any use of OpenTelemetry does) or telemetry is surely off."""
 
 
 class CompiledGraph:
@@ -119,40 +126,57 @@ class CompiledGraph:
         """Run one executor invocation in this process (what every runtime's workers call).
 
         Executor exceptions become ``result.error`` (never raised); a ``RetryPolicy`` timeout
-        is reported as one only when its own deadline expired.
+        is reported as one only when its own deadline expired. While it runs, log lines name
+        the invocation (``add_run_context``) and, with telemetry on, its ``executor.process``
+        span is the current span.
         """
         executor, stateful, targets, timeout, _ = self.plans[invocation.executor_id]
         result = InvocationResult(invocation.executor_id)
-        if stateful:
-            executor = copy.copy(executor)  # per-run state never touches the shared instance
-            executor.restore_state(invocation.executor_state)
-        ctx: WorkflowContext[Any, Any] = WorkflowContext(
-            invocation, result, targets, self._registry
-        )
-        messages = invocation.messages
-        started = time.perf_counter()
-        deadline: asyncio.Timeout | None = None
+        # Log lines name the run, superstep and executor (once logging can use it: see there).
+        token = CURRENT_INVOCATION.set(invocation) if _run_context.enabled else None
+        # One dict look-up while OpenTelemetry is not even imported: the engine's off path.
+        observed = observe_invocation(invocation, self.name) if _OTEL in _modules else None
         try:
-            if timeout is not None:
-                async with asyncio.timeout(timeout) as deadline:
-                    await deliver_messages(executor, messages, ctx)
-            elif len(messages) == 1 and type(messages[0]) is not ResponseDelivery:
-                await executor._handle(messages[0], ctx)  # pyright: ignore[reportPrivateUsage]
-            else:
-                await deliver_messages(executor, messages, ctx)
             if stateful:
-                result.executor_state = executor.snapshot_state()
-        except TimeoutError as exc:
-            # Only the RetryPolicy's own deadline is a timeout; a TimeoutError the handler
-            # raised (an LLM client's, say) is an ordinary failure with its own message.
-            expired = deadline is not None and deadline.expired()
-            fail(result, invocation, exc, f"timed out after {timeout} s" if expired else str(exc))
-        except (ExecutorError, SerializationError) as exc:
-            fail(result, invocation, exc, str(exc))
-            result.retryable = False
-        except Exception as exc:  # noqa: BLE001 - any executor error becomes a result
-            fail(result, invocation, exc, str(exc))
-        result.duration_s = time.perf_counter() - started
+                executor = copy.copy(executor)  # per-run state never touches the shared instance
+                executor.restore_state(invocation.executor_state)
+            ctx: WorkflowContext[Any, Any] = WorkflowContext(
+                invocation, result, targets, self._registry
+            )
+            messages = invocation.messages
+            started = time.perf_counter()
+            deadline: asyncio.Timeout | None = None
+            try:
+                if timeout is not None:
+                    async with asyncio.timeout(timeout) as deadline:
+                        await deliver_messages(executor, messages, ctx)
+                elif len(messages) == 1 and type(messages[0]) is not ResponseDelivery:
+                    await executor._handle(messages[0], ctx)  # pyright: ignore[reportPrivateUsage]
+                else:
+                    await deliver_messages(executor, messages, ctx)
+                if stateful:
+                    result.executor_state = executor.snapshot_state()
+            except TimeoutError as exc:
+                # Only the RetryPolicy's own deadline is a timeout; a TimeoutError the handler
+                # raised (an LLM client's, say) is an ordinary failure with its own message.
+                expired = deadline is not None and deadline.expired()
+                text = f"timed out after {timeout} s" if expired else str(exc)
+                fail(result, invocation, exc, text)
+            except (ExecutorError, SerializationError) as exc:
+                fail(result, invocation, exc, str(exc))
+                result.retryable = False
+            except Exception as exc:  # noqa: BLE001 - any executor error becomes a result
+                fail(result, invocation, exc, str(exc))
+            result.duration_s = time.perf_counter() - started
+        except BaseException as exc:  # cancelled (or a state that cannot be restored)
+            if observed is not None:
+                observed.abort(exc)
+            raise
+        finally:
+            if token is not None:
+                CURRENT_INVOCATION.reset(token)
+        if observed is not None:
+            observed.end(result)
         return result
 
     def _compute_fingerprint(self) -> str:

@@ -13,6 +13,7 @@ import time
 from collections.abc import AsyncIterator
 
 from agentic_core._errors import CheckpointError
+from agentic_core._telemetry_spans import RunObservation
 from agentic_core.graph._run_state import RunState, checkpoint_of
 from agentic_core.graph._step import apply_results, plan_retries, plan_superstep, route_results
 from agentic_core.protocols._checkpoint import CheckpointStore
@@ -96,18 +97,43 @@ async def drive(run: RunState, runtime: Runtime, store: CheckpointStore | None) 
             await save_checkpoint(run, store)
 
 
+async def drive_observed(
+    run: RunState, runtime: Runtime, store: CheckpointStore | None, observed: RunObservation
+) -> None:
+    """``drive`` with telemetry on: each superstep in its span, current while it runs (so a
+    runtime that ships invocations elsewhere propagates it to them)."""
+    try:
+        with observed.current():
+            while run.inboxes:
+                invocations = plan_superstep(run)
+                with observed.superstep(invocations):
+                    results = await execute(run, runtime, invocations)
+                    await finish_superstep(run, results, store)
+    except BaseException as exc:
+        observed.fail(exc)
+        raise
+
+
 async def execute_live(
     run: RunState,
     runtime: Runtime,
     invocations: list[Invocation],
     results: list[InvocationResult],
+    observed: RunObservation | None = None,
 ) -> AsyncIterator[WorkflowEvent]:
-    """``execute``, yielding executors' live updates (agents streaming) as they come."""
+    """``execute``, yielding executors' live updates (agents streaming) as they come.
+
+    With ``observed``, its open superstep span is current in the task that runs them.
+    """
     queue: asyncio.Queue[WorkflowEvent] = asyncio.Queue()
     run.live = queue.put_nowait
     for invocation in invocations:
         invocation.live = run.live
-    step = asyncio.ensure_future(execute(run, runtime, invocations))
+    if observed is None:
+        step = asyncio.ensure_future(execute(run, runtime, invocations))
+    else:
+        with observed.in_superstep():  # the task copies the context as it is created
+            step = asyncio.ensure_future(execute(run, runtime, invocations))
     try:
         while not step.done():
             getter = asyncio.ensure_future(queue.get())

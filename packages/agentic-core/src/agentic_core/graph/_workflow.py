@@ -19,9 +19,11 @@ from agentic_core._errors import (
     SerializationError,
     WorkflowExecutionError,
 )
+from agentic_core._telemetry_spans import observe_run
 from agentic_core.graph._graph import CompiledGraph
 from agentic_core.graph._loop import (
     drive,
+    drive_observed,
     execute,
     execute_live,
     finish_superstep,
@@ -162,9 +164,15 @@ class Workflow(CompiledGraph):
         began = monotonic()
         if start.resumed:
             reissue_pending(run)
-        await drive(run, runtime or _DEFAULT_RUNTIME, start.store)
+        observed = observe_run(run, resumed=start.resumed)  # None: telemetry off
+        if observed is None:
+            await drive(run, runtime or _DEFAULT_RUNTIME, start.store)
+        else:
+            await drive_observed(run, runtime or _DEFAULT_RUNTIME, start.store, observed)
         outcome = end_call(run)
         status = self._settle(run, start.store)
+        if observed is not None:
+            observed.end(status.value)
         return WorkflowRunResult(
             status=status,
             outputs=outcome.outputs,
@@ -207,6 +215,7 @@ class Workflow(CompiledGraph):
         yield WorkflowStartedEvent(run_id=run.run_id, workflow_id=self.id)
         if start.resumed:
             reissue_pending(run)
+        observed = observe_run(run, resumed=start.resumed)  # None: telemetry off
         runtime = runtime or _DEFAULT_RUNTIME
         store = start.store
         try:
@@ -215,29 +224,44 @@ class Workflow(CompiledGraph):
             events.clear()
             while run.inboxes:
                 invocations = plan_superstep(run)
+                if observed is not None:
+                    observed.start_superstep(invocations)
                 for event in started_events(run, invocations):
                     yield event  # as the superstep starts, not at its barrier
                 if self.streams_live:
                     results: list[InvocationResult] = []
-                    async for event in execute_live(run, runtime, invocations, results):
+                    async for event in execute_live(run, runtime, invocations, results, observed):
                         yield event
-                else:
+                elif observed is None:
                     results = await execute(run, runtime, invocations)
+                else:
+                    with observed.in_superstep():  # current while awaited, never at a yield
+                        results = await execute(run, runtime, invocations)
                 await finish_superstep(run, results, store)
+                if observed is not None:
+                    observed.end_superstep()
                 for event in events:
                     yield event
                 events.clear()
         except WorkflowExecutionError as exc:
+            if observed is not None:
+                observed.fail(exc)
             for event in events:
                 yield event
             yield WorkflowFailedEvent(
                 error=str(exc), superstep=exc.superstep, executor_id=exc.executor_id
             )
             return
+        except BaseException as exc:  # another error, or the consumer stopped iterating
+            if observed is not None:
+                observed.fail(exc)
+            raise
         outcome = end_call(run)
+        status = self._settle(run, start.store)
+        if observed is not None:
+            observed.end(status.value)
         for event in outcome.tail:
             yield event
-        status = self._settle(run, start.store)
         yield WorkflowCompletedEvent(
             superstep_count=run.superstep, duration_s=monotonic() - began, status=status
         )
