@@ -43,6 +43,7 @@ from agentic_core import (
     MessageBus,
     NoRespondersError,
     Subscription,
+    inject_trace_context,
 )
 
 __all__ = ["ProxyAgent", "RemoteThreadStore"]
@@ -73,9 +74,14 @@ class _AgentLink:
     async def call(self, kind: str, request: BaseModel, expected: type[_Reply]) -> _Reply:
         """Send ``request`` on the ``kind`` subject; the reply, or the error it reports."""
         subject = self.subject(kind)
+        trace_headers: dict[str, str] = {}
+        inject_trace_context(trace_headers)  # the served run joins the caller's trace
         try:
             message = await self.bus.request(
-                subject, request.model_dump_json().encode(), timeout_s=self.timeout_s
+                subject,
+                request.model_dump_json().encode(),
+                timeout_s=self.timeout_s,
+                headers=trace_headers or None,
             )
         except NoRespondersError as exc:
             raise NoRespondersError(

@@ -4,7 +4,8 @@ The server subscribes, as one member of a queue group, to ``agentic.agent.{id}.r
 ``.stream`` and ``.thread`` (so several processes can serve one agent id), and to ``.cancel``
 outside the group (a cancel must reach whichever member runs the request). Served threads keep
 their history in a ``StateStore`` through core's ``StateStoreMessageStore``, so a conversation
-continues across calls, and across processes that share the store.
+continues across calls, and across processes that share the store. A request's headers may
+carry a ``ProxyAgent``'s trace context; the served call runs under it (one trace, with telemetry).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from agentic_core import (
     StateStore,
     StateStoreMessageStore,
     Subscription,
+    trace_context,
 )
 from agentic_core.stores import check_subject
 
@@ -263,7 +265,9 @@ class AgentServer:
 
     async def _guarded(self, handler: _Handler, message: BusMessage) -> None:
         try:
-            await handler(message)
+            # A ProxyAgent's trace context (in the headers): the served run is part of its trace.
+            with trace_context(message.headers):
+                await handler(message)
         except Exception:  # noqa: BLE001 - the last net: one request must never stop the server
             _log.exception(
                 "agent_request_crashed", agent_id=self._agent_id, subject=message.subject

@@ -4,7 +4,9 @@ One message per event, on ``agentic.workflow.{run}.{kind}`` (see ``event_kind``)
 event encoded by a ``TypeCodec`` (JSON with type tags), headers ``Agentic-Run``,
 ``Agentic-Workflow``, ``Agentic-Event``, ``Agentic-Seq`` (1, 2, ... within a run, continued
 across sinks and processes) and ``Nats-Msg-Id`` = ``{run}:{seq}`` (a retried publish is stored
-once). Decisions and other audit records go to ``AGENTIC_AUDIT`` on ``agentic.audit.{run}.{kind}``.
+once). With OpenTelemetry on, an event also carries the W3C ``traceparent`` (and ``tracestate``)
+current when it was emitted. Decisions and other audit records go to ``AGENTIC_AUDIT`` on
+``agentic.audit.{run}.{kind}``.
 
 Publishing is pipelined: up to ``max_in_flight`` messages wait for their JetStream ack at once.
 A message not acked within ``ack_timeout_s`` (the server died, the connection dropped) starts a
@@ -68,6 +70,7 @@ from agentic_core import (
     WorkflowGraph,
     WorkflowOutputEvent,
     WorkflowStartedEvent,
+    inject_trace_context,
 )
 
 __all__ = [
@@ -346,6 +349,7 @@ class NatsEventSink:
             HEADER_WORKFLOW: header_value(workflow_id),
             HEADER_EVENT: type(event).__name__,
         }
+        inject_trace_context(headers)  # with telemetry on: the trace the event belongs to
         if live:  # best effort, never waits for an ack (and takes no sequence number)
             client = await self._bus.client()
             with contextlib.suppress(*_NATS_ERRORS):

@@ -12,6 +12,10 @@ runtime only moves the invocations to workers and their results back:
    "expected last subject sequence 0"); results missed on the core subscription are read back
    from the stream every second; a task that exhausted ``max_deliver`` (poison) fails the run
    naming the executor; no worker on the pool for ``worker_wait_s`` fails it naming the pool.
+
+With OpenTelemetry on, each task's headers carry the W3C trace context current when the engine
+called ``execute`` (its superstep span), and workers run the invocation under it: a run spread
+over many processes is one trace.
 """
 
 from __future__ import annotations
@@ -72,6 +76,7 @@ from agentic_core import (
     WorkflowRunResult,
     WorkflowRunState,
     WorkflowStartedEvent,
+    inject_trace_context,
 )
 
 __all__ = ["NatsRuntime"]
@@ -187,7 +192,11 @@ class NatsRuntime:
                 self._consumers.add(pool)
         if self._fenced(run_id) and run_id not in self._claimed:
             await self._claim(run_id)
-        gather = _Gather(self, js, self._blob_store, workflow, invocations, pools)
+        # The caller's context (the engine's superstep span), once per superstep: every task
+        # of it, re-published ones included, names the same parent. Stays empty when off.
+        trace_headers: dict[str, str] = {}
+        inject_trace_context(trace_headers)
+        gather = _Gather(self, js, self._blob_store, workflow, invocations, pools, trace_headers)
         await gather.subscribe()
         try:
             if run_id not in self._runs_seen:
@@ -504,6 +513,7 @@ class _Gather:
         workflow: WorkflowGraph,
         invocations: Sequence[Invocation],
         pools: dict[str, str],
+        trace_headers: Mapping[str, str],
     ) -> None:
         self.runtime = runtime
         self.js = js
@@ -511,6 +521,8 @@ class _Gather:
         self.workflow = workflow
         self.invocations = list(invocations)
         self.pools = pools
+        self.trace_headers = trace_headers
+        """``traceparent``/``tracestate`` for every task message; empty when telemetry is off."""
         self.run_id = invocations[0].run_id
         self.superstep = invocations[0].superstep
         loop = asyncio.get_running_loop()
@@ -586,7 +598,10 @@ class _Gather:
                 self.pools[inv.executor_id], self.run_id, self.superstep, inv.executor_id
             )
             msg_id = f"{task_id}:{uuid.uuid4().hex[:8]}" if fresh_ids else task_id
-            publishes.append(js.publish(subject, body, headers={"Nats-Msg-Id": msg_id}))
+            headers = {"Nats-Msg-Id": msg_id}
+            if self.trace_headers:
+                headers.update(self.trace_headers)
+            publishes.append(js.publish(subject, body, headers=headers))
         if publishes:
             await asyncio.gather(*publishes)
 

@@ -5,6 +5,9 @@ skip a redelivered task whose result is already stored, heartbeat (``in_progress
 executor runs, store the result on its own subject with "expected last subject sequence 0"
 (the first result of a task wins, forever), and only then ack. A worker killed at any point
 loses nothing: the task comes back after ``ack_wait`` and another worker runs it.
+
+The invocation runs under the trace context of the task's headers (when telemetry is on here
+and the coordinator sent one), so its spans continue the coordinator's trace.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from agentic_core import (
     InvocationResult,
     SerializationError,
     WorkflowGraph,
+    trace_context,
 )
 
 __all__ = ["Worker"]
@@ -287,7 +291,8 @@ class Worker:
             started = time.perf_counter()
             if task.live:
                 invocation.live = self._live_publisher(task, invocation.executor_id)
-            result = await self.workflow.run_invocation(invocation)
+            with trace_context(msg.headers):  # the coordinator's superstep span as parent
+                result = await self.workflow.run_invocation(invocation)
             body = await self._encode_result(task, result, blobs, delivery, started)
             await self._store_result(js, result_subject, body, log)
             await msg.ack()
