@@ -24,6 +24,7 @@ _PROVIDERS: dict[str, str] = {
     "agentic.runtimes": "agentic-bus",
     "agentic.tool_sources": "agentic-mcp",
     "agentic.commands": "agentic-bus",
+    "agentic.event_sources": "agentic-bus",
 }
 
 

@@ -2,7 +2,8 @@
 
 Orchestration patterns (sequential, concurrent, group chat, handoff, Magentic), each a builder
 returning a core ``Workflow``; ``TaskAgent``, the DAG ``Orchestrator`` and ``DelegatingAgent``;
-the grounded code-generation executors and ``code_loop``; and the ``agentic`` command line
+the grounded code-generation executors and ``code_loop``; ``RunViewer`` (a live web view of
+runs, extra ``[viewer]``); and the ``agentic`` command line
 (``agentic_orchestrator._cli``, not part of the Python API).
 """
 

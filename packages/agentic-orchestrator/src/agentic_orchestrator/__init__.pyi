@@ -81,5 +81,9 @@ from agentic_orchestrator._terminations import max_rounds_termination as max_rou
 from agentic_orchestrator._typescript import ToolchainError as ToolchainError
 from agentic_orchestrator._typescript import install_typescript as install_typescript
 
+# --- the run viewer (agentic viewer; web server in the extra agentic-orchestrator[viewer])
+from agentic_orchestrator._viewer._errors import ViewerError as ViewerError
+from agentic_orchestrator._viewer._run_viewer import RunViewer as RunViewer
+
 __version__: str
 __all__: list[str]

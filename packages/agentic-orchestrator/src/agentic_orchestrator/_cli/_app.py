@@ -28,6 +28,7 @@ from agentic_orchestrator._cli._run import (
     run_config,
 )
 from agentic_orchestrator._cli._runs import list_runs, run_details, show_run, show_runs
+from agentic_orchestrator._cli._viewer_command import ViewerOptions, serve_viewer
 
 __all__ = ["app", "main"]
 
@@ -225,6 +226,44 @@ def runs(
             show_run(console, summary, history)
 
 
+@app.command()
+def viewer(
+    checkpoint_dir: Annotated[
+        Path | None, typer.Option(help="List the runs checkpointed in this directory.")
+    ] = None,
+    store: Annotated[
+        str | None,
+        typer.Option(metavar="URL", help="List the runs of a checkpoint store: redis://, nats://."),
+    ] = None,
+    nats: Annotated[
+        str | None,
+        typer.Option(metavar="URL", help="Follow runs live from NATS events (needs agentic-bus)."),
+    ] = None,
+    workflow: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="MODULE:FACTORY|RUN.toml",
+            help="A workflow to draw, start and resume (repeatable).",
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option(help="Address to serve on (loopback only).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to serve on.")] = 8765,
+) -> None:
+    """Serve the run viewer: runs, graphs, events and pending requests, live in a browser."""
+    options = ViewerOptions(
+        checkpoint_dir=checkpoint_dir,
+        store=store,
+        nats=nats,
+        workflows=list(workflow or []),
+        host=host,
+        port=port,
+    )
+    with _reported():
+        # Ctrl-C is the way to stop it: a clean exit (0), not an interruption.
+        code = _run_async(serve_viewer(options, _errors()), hint=lambda: "agentic viewer: stopped")
+    raise typer.Exit(0 if code == _INTERRUPTED else code)
+
+
 def _plugin_command(name: str) -> Callable[[typer.Context], None]:
     def command(ctx: typer.Context) -> None:
         with _reported():
@@ -236,7 +275,7 @@ def _plugin_command(name: str) -> Callable[[typer.Context], None]:
 
 
 def _add_plugin_commands() -> None:
-    taken = {"demo", "run", "graph", "runs"}
+    taken = {"demo", "run", "graph", "runs", "viewer"}
     for name in command_names():
         if name in taken:
             continue  # a package cannot replace a built-in command
