@@ -1,0 +1,316 @@
+"""The run viewer as a person uses it: headless Chromium (Playwright) against a real uvicorn.
+
+The workflow: ``start`` fans out to two workers that wait on a gate (so the page sees them
+running), their results fan in to ``approve``, which asks a human (a ``bool`` request); once
+approved, ``publish`` yields the output. The test watches the run live on its page, answers the
+request in the form, sees the run complete, then scrubs the timeline back to superstep 0.
+Screenshots go to ``$AGENTIC_TEST_ARTIFACTS`` (else the test's tmp dir); their paths are printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Never
+
+import pytest
+from pydantic import BaseModel
+
+from agentic_core import (
+    Executor,
+    Workflow,
+    WorkflowBuilder,
+    WorkflowContext,
+    executor,
+    handler,
+    response_handler,
+)
+from agentic_orchestrator import RunViewer
+from tests.fixtures.chromium import artifacts_dir, chromium_context, chromium_or_skip
+from tests.fixtures.servers import free_port
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page
+
+pytestmark = pytest.mark.slow
+
+_WAIT_MS = 20_000  # generous: a loaded CI machine may take seconds to render; never a speed check
+
+
+class Approval(Executor):
+    """Asks a human to approve the joined drafts; forwards them with the verdict."""
+
+    @handler
+    async def ask(self, drafts: list[str], ctx: WorkflowContext[str]) -> None:
+        await ctx.request_info(" | ".join(drafts), bool)
+
+    @response_handler
+    async def answered(self, drafts: str, approved: bool, ctx: WorkflowContext[str]) -> None:
+        await ctx.send_message(f"{drafts} ({'approved' if approved else 'rejected'})")
+
+
+def review_workflow(gate: asyncio.Event) -> Workflow:
+    """start -> worker_a, worker_b (both wait for ``gate``) -> fan-in -> approve -> publish."""
+
+    @executor(id="start")
+    async def start(topic: str, ctx: WorkflowContext[str]) -> None:
+        await ctx.send_message(topic)
+
+    @executor(id="worker_a")
+    async def worker_a(topic: str, ctx: WorkflowContext[str]) -> None:
+        await gate.wait()
+        await ctx.send_message(f"summary of {topic}")
+
+    @executor(id="worker_b")
+    async def worker_b(topic: str, ctx: WorkflowContext[str]) -> None:
+        await gate.wait()
+        await ctx.send_message(f"risks of {topic}")
+
+    @executor(id="publish")
+    async def publish(text: str, ctx: WorkflowContext[Never, str]) -> None:
+        await ctx.yield_output(f"published: {text}")
+
+    approve = Approval("approve")
+    return (
+        WorkflowBuilder("release-review")
+        .set_start_executor(start)
+        .add_fan_out_edge(start, [worker_a, worker_b])
+        .add_fan_in_edge([worker_a, worker_b], approve)
+        .add_edge(approve, publish)
+        .build()
+    )
+
+
+class SignOff(BaseModel):
+    """A structured answer: the page offers a JSON editor for it."""
+
+    approved: bool
+    comment: str
+
+
+class SignOffDesk(Executor):
+    """Asks for a structured sign-off on a plan; yields the comment."""
+
+    @handler
+    async def ask(self, plan: str, ctx: WorkflowContext[Never, str]) -> None:
+        await ctx.request_info(plan, SignOff)
+
+    @response_handler
+    async def answered(self, plan: str, answer: SignOff, ctx: WorkflowContext[Never, str]) -> None:
+        await ctx.yield_output(f"{plan}: {answer.comment}")
+
+
+def sign_off_workflow() -> Workflow:
+    """One executor asking for a ``SignOff`` (an object schema, answered as JSON)."""
+    return WorkflowBuilder("sign-off").set_start_executor(SignOffDesk("desk")).build()
+
+
+@dataclass
+class ServedViewer:
+    viewer: RunViewer
+    base_url: str
+    gate: asyncio.Event
+
+
+@pytest.fixture
+async def served_viewer() -> AsyncIterator[ServedViewer]:
+    """A ``RunViewer`` holding both workflows, served by uvicorn on a free loopback port."""
+    chromium_or_skip()  # before starting anything: skip (or fail in CI) without a browser
+    import uvicorn
+
+    gate = asyncio.Event()
+    viewer = RunViewer(workflows=[review_workflow(gate), sign_off_workflow()])
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(viewer.app, host="127.0.0.1", port=port, log_level="warning", ws="none")
+    )
+    serving = asyncio.create_task(server.serve())
+    while not server.started:  # uvicorn sets it once the socket listens
+        if serving.done():
+            serving.result()  # startup failed: raise its error
+            pytest.fail("uvicorn stopped before it started serving")
+        await asyncio.sleep(0.02)
+    try:
+        yield ServedViewer(viewer, f"http://127.0.0.1:{port}", gate)
+    finally:
+        gate.set()  # never leave a run blocked on the gate
+        server.should_exit = True
+        await serving
+        await viewer.aclose()
+
+
+def _watch_console(page: Page, problems: list[str]) -> None:
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on(
+        "console",
+        lambda message: (
+            problems.append(f"console {message.type}: {message.text}")
+            if message.type == "error"
+            else None
+        ),
+    )
+
+
+async def _screenshot(page: Page, directory: Path, name: str) -> Path:
+    path = directory / name
+    await page.screenshot(path=str(path), full_page=True)
+    print(f"viewer screenshot: {path}")
+    return path
+
+
+async def test_a_live_run_turns_green_is_approved_in_the_form_and_completes(
+    served_viewer: ServedViewer, tmp_path: Path
+) -> None:
+    from playwright.async_api import expect
+
+    expect.set_options(timeout=_WAIT_MS)
+    shots = artifacts_dir(tmp_path / "artifacts")
+    run_id = await served_viewer.viewer.start("release notes", workflow="release-review")
+    problems: list[str] = []
+    async with chromium_context(tmp_path / "profile") as browser:
+        page = await browser.new_page()
+        page.set_default_timeout(_WAIT_MS)
+        _watch_console(page, problems)
+        try:
+            await page.goto(f"{served_viewer.base_url}/runs/{run_id}")
+            await expect(page.locator("#run-title")).to_contain_text(run_id)
+
+            # The workers wait on the gate: the page shows them running, in the list and the graph.
+            for worker in ("worker_a", "worker_b"):
+                item = page.locator(f'#executors li[data-executor="{worker}"]')
+                await expect(item).to_have_attribute("data-status", "running")
+                node = page.locator(f'#graph g.node[data-executor="{worker}"]')
+                await expect(node).to_have_class(_has_class("st-running"))
+            await expect(page.locator("#run-status")).to_have_attribute("data-status", "running")
+            await expect(page.locator("#live")).to_have_attribute("data-state", "live")
+
+            served_viewer.gate.set()
+            for worker in ("worker_a", "worker_b"):
+                item = page.locator(f'#executors li[data-executor="{worker}"]')
+                await expect(item).to_have_attribute("data-status", "completed")
+                node = page.locator(f'#graph g.node[data-executor="{worker}"]')
+                await expect(node).to_have_class(_has_class("st-completed"))
+
+            # The approval waits for a human: a form with Approve / Reject.
+            await expect(page.locator("#run-status")).to_have_attribute("data-status", "waiting")
+            form = page.locator("#requests form.request")
+            await expect(form).to_have_count(1)
+            await expect(form).to_contain_text("summary of release notes | risks of release notes")
+            reject = form.locator('button[name="answer"][value="false"]')
+            await expect(reject).to_have_text("Reject")
+            await form.locator('button[name="answer"][value="true"]').click()
+
+            await expect(page.locator("#run-status")).to_have_attribute("data-status", "completed")
+            output = page.locator("#outputs pre.output")
+            await expect(output).to_have_count(1)
+            await expect(output).to_have_text(
+                "published: summary of release notes | risks of release notes (approved)"
+            )
+            await expect(page.locator("#requests form.request")).to_have_count(0)
+            publish = page.locator('#graph g.node[data-executor="publish"]')
+            await expect(publish).to_have_class(_has_class("st-completed"))
+            await expect(page.locator("#live")).to_have_attribute("data-state", "ended")
+            await _screenshot(page, shots, "viewer-run-completed.png")
+
+            # Scrub back to superstep 0: only the start executor has run there.
+            await page.locator("#timeline").fill("0")
+            await expect(page.locator("#follow")).not_to_be_checked()
+            await expect(page.locator("#timeline-label")).to_contain_text("Superstep 0")
+            start = page.locator('#executors li[data-executor="start"]')
+            await expect(start).to_have_attribute("data-status", "completed")
+            for other in ("worker_a", "worker_b", "approve", "publish"):
+                item = page.locator(f'#executors li[data-executor="{other}"]')
+                await expect(item).to_have_attribute("data-status", "pending")
+            start_node = page.locator('#graph g.node[data-executor="start"]')
+            await expect(start_node).to_have_class(_has_class("st-completed"))
+            worker_node = page.locator('#graph g.node[data-executor="worker_a"]')
+            await expect(worker_node).to_have_class(_has_class("st-pending"))
+            highlighted = page.locator("#events li.current")
+            assert await highlighted.count() > 0
+            steps = await highlighted.evaluate_all("items => items.map(i => i.dataset.superstep)")
+            assert set(steps) == {"0"}
+        finally:
+            await _screenshot(page, shots, "viewer-run-final.png")
+    assert problems == []
+
+
+async def test_the_runs_list_links_to_each_run_and_starts_new_ones(
+    served_viewer: ServedViewer, tmp_path: Path
+) -> None:
+    from playwright.async_api import expect
+
+    expect.set_options(timeout=_WAIT_MS)
+    served_viewer.gate.set()  # let the run go straight on to its approval
+    run_id = await served_viewer.viewer.start("changelog", workflow="release-review")
+    problems: list[str] = []
+    async with chromium_context(tmp_path / "profile") as browser:
+        page = await browser.new_page()
+        page.set_default_timeout(_WAIT_MS)
+        _watch_console(page, problems)
+        await page.goto(f"{served_viewer.base_url}/")
+        row = page.locator(f'#runs tr[data-run-id="{run_id}"]')
+        await expect(row).to_have_count(1)
+        await expect(row).to_have_attribute("data-status", "waiting")  # the list refreshes
+        await expect(row).to_contain_text("release-review")
+        await row.locator(f'a[href="/runs/{run_id}"]').click()
+        await page.wait_for_url(f"**/runs/{run_id}")
+        await expect(page.locator("#run-title")).to_contain_text(run_id)
+        await expect(page.locator("#requests form.request")).to_have_count(1)
+
+        # The list page also starts runs: the form posts to /api/runs and opens the new run.
+        await page.goto(f"{served_viewer.base_url}/")
+        await page.locator("#start-workflow").select_option("release-review")
+        await page.locator("#start-message").fill('"from the page"')
+        await page.locator('#start-form button[type="submit"]').click()
+        await page.wait_for_url(re.compile(r".*/runs/(?!" + re.escape(run_id) + r")[^/]+$"))
+        await expect(page.locator("#run-title")).to_contain_text("release-review")
+        await expect(page.locator("#requests form.request")).to_contain_text("from the page")
+    assert problems == []
+
+
+async def test_a_wrong_answer_shows_the_error_in_the_form_and_a_right_one_resumes(
+    served_viewer: ServedViewer, tmp_path: Path
+) -> None:
+    from playwright.async_api import expect
+
+    expect.set_options(timeout=_WAIT_MS)
+    run_id = await served_viewer.viewer.start("migrate the database", workflow="sign-off")
+    problems: list[str] = []
+    async with chromium_context(tmp_path / "profile") as browser:
+        page = await browser.new_page()
+        page.set_default_timeout(_WAIT_MS)
+        _watch_console(page, problems)
+        await page.goto(f"{served_viewer.base_url}/runs/{run_id}")
+        form = page.locator('#requests form.request[data-kind="json"]')
+        await expect(form).to_contain_text("migrate the database")
+        answer = form.locator('textarea[name="answer"]')
+        send = form.locator('button[type="submit"]')
+        error = form.locator("p.error")
+
+        await answer.fill("{not json")
+        await send.click()
+        await expect(error).to_contain_text("Not valid JSON")
+
+        await answer.fill('{"approved": "perhaps", "comment": "ok"}')
+        await send.click()  # the server rejects it (400): its message names the request
+        request_id = await form.get_attribute("data-request-id")
+        assert request_id is not None
+        await expect(error).to_contain_text(request_id)
+        await expect(error).to_contain_text("approved")
+        await expect(page.locator("#run-status")).to_have_attribute("data-status", "waiting")
+
+        await answer.fill('{"approved": true, "comment": "go ahead"}')
+        await send.click()
+        await expect(page.locator("#run-status")).to_have_attribute("data-status", "completed")
+        await expect(page.locator("#outputs pre.output")).to_have_text(
+            "migrate the database: go ahead"
+        )
+    # The rejected POST is the only console error: the browser logs every 4xx response.
+    assert [p for p in problems if "400" not in p] == []
+
+
+def _has_class(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(^|\s){re.escape(name)}(\s|$)")
