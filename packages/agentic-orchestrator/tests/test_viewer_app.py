@@ -167,7 +167,9 @@ async def test_unknown_runs_and_requests_are_404(
 
 async def test_bad_start_requests_are_400_or_404(client: httpx.AsyncClient) -> None:
     no_message = await client.post("/api/runs", json={"workflow": "approval"})
-    not_json = await client.post("/api/runs", content=b"{nope")
+    not_json = await client.post(
+        "/api/runs", content=b"{nope", headers={"content-type": "application/json"}
+    )
     unnamed = await client.post("/api/runs", json={"message": "x"})  # three workflows held
     unknown = await client.post("/api/runs", json={"workflow": "nope", "message": "x"})
     wrong_type = await client.post("/api/runs", json={"workflow": "approval", "message": 42})
@@ -291,3 +293,35 @@ async def test_closing_the_viewer_ends_the_stream_of_a_waiting_run() -> None:
     await asyncio.wait_for(read(), 10)
 
     assert seen == ["waiting"]
+
+
+async def test_posts_from_other_sites_or_not_json_are_refused(client: httpx.AsyncClient) -> None:
+    # What a page of another site can send without a CORS preflight: a form or text/plain body,
+    # or a fetch carrying its own Origin. None may start or answer a run.
+    body = b'{"workflow": "approval", "message": "x"}'
+    as_text = await client.post("/api/runs", content=body, headers={"content-type": "text/plain"})
+    as_form = await client.post("/api/runs", data={"message": "x"})
+    elsewhere = await client.post(
+        "/api/runs",
+        json={"workflow": "approval", "message": "x"},
+        headers={"origin": "https://evil.example"},
+    )
+    answer = await client.post(
+        "/api/runs/any/responses",
+        json={"responses": {"r": True}},
+        headers={"origin": "http://127.0.0.1:9"},
+    )
+    same_site = await client.post(
+        "/api/runs",
+        json={"workflow": "approval", "message": "x"},
+        headers={"origin": "http://viewer"},  # the page's own origin (base_url's host)
+    )
+
+    assert as_text.status_code == 415
+    assert "application/json" in as_text.json()["error"]
+    assert as_form.status_code == 415
+    assert elsewhere.status_code == 403
+    assert "https://evil.example" in elsewhere.json()["error"]
+    assert answer.status_code == 403
+    assert same_site.status_code == 201
+    assert len((await client.get("/api/runs")).json()["runs"]) == 1  # only the same-site run

@@ -13,6 +13,7 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import urlsplit
 
 import structlog
 from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -23,7 +24,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from agentic_core import AgenticError
-from agentic_orchestrator._viewer._errors import SourceError, ViewerError
+from agentic_orchestrator._viewer._errors import RequestRefusedError, SourceError, ViewerError
 
 if TYPE_CHECKING:
     from agentic_orchestrator._viewer._run_viewer import RunViewer
@@ -51,7 +52,27 @@ async def _agentic_error(_: Request, exc: Exception) -> Response:
     return _error(f"{type(exc).__name__}: {exc}", 500)
 
 
+def _refuse_cross_site(request: Request) -> None:
+    """A POST starts or resumes runs: only the viewer's own pages may send one.
+
+    A page of another site in the same browser can send a "simple" cross-origin POST (a form or
+    ``text/plain`` body) without asking first; requiring ``application/json`` makes the browser
+    ask (a CORS preflight, which this app never grants), and a browser's ``Origin`` naming
+    another host than the one served is refused outright.
+    """
+    origin = request.headers.get("origin")
+    if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+        raise RequestRefusedError(f"cross-origin request from {origin} refused", status_code=403)
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type != "application/json":
+        raise RequestRefusedError(
+            f"send JSON (Content-Type: application/json), not {media_type or 'no content type'}",
+            status_code=415,
+        )
+
+
 async def _json_body(request: Request) -> dict[str, Any]:
+    _refuse_cross_site(request)
     try:
         body: Any = json.loads(await request.body() or b"null")
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
