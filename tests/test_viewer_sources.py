@@ -5,6 +5,7 @@ goes; an unreachable store named in the errors while the other runs stay listed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any, Never
@@ -274,3 +275,49 @@ async def test_a_paused_nats_run_is_answered_from_the_viewer(
     assert waiting.pending_requests[0].data == {"text": "a post about nats"}
     assert answered.status_code == 202, answered.text
     assert [o.text for o in final.outputs] == ["rejected: a post about nats"]
+
+
+# The moments to close at: before the replay connects, while it connects and subscribes, and
+# while it waits for the run's next event.
+@pytest.mark.parametrize("close_after_s", [0.0, 0.003, 0.005, 0.01, 0.05])
+async def test_closing_the_viewer_while_it_follows_a_nats_run_returns_and_disconnects(
+    nats_server: str, close_after_s: float
+) -> None:
+    import gc
+
+    from nats.aio.client import Client as NatsClient
+
+    def connected() -> int:
+        return sum(1 for o in gc.get_objects() if isinstance(o, NatsClient) and o.is_connected)
+
+    bucket = f"viewer_{uuid.uuid4().hex[:8]}"
+    store = NatsCheckpointStore(nats_server, bucket=bucket)
+    workflow, gate = gated()
+    started: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    checkpointed = asyncio.Event()
+    run = workflow.run_stream("go", checkpoint_store=store)
+    program = asyncio.create_task(record_run(nats_server, workflow, run, started, checkpointed))
+    try:
+        run_id = await asyncio.wait_for(started, 30)
+        await asyncio.wait_for(checkpointed.wait(), 30)
+        before = connected()
+        viewer = RunViewer([workflow], checkpoint_store=store, nats_url=nats_server)
+        async with client_of(viewer) as client:
+            assert (await client.get(f"/api/runs/{run_id}")).status_code == 200  # now followed
+        await asyncio.sleep(close_after_s)
+        # The run never ends (its gate stays shut): closing must stop following it anyway. On
+        # Python 3.11 a cancellation can be swallowed inside nats-py (asyncio.wait_for).
+        closing = asyncio.ensure_future(viewer.aclose())
+        done, _ = await asyncio.wait({closing}, timeout=20)  # a hang guard, not a speed check
+        if not done:
+            closing.cancel()  # a second cancellation unsticks it: the test ends either way
+            with contextlib.suppress(BaseException):
+                await closing
+            pytest.fail("viewer.aclose() did not return within 20 s")
+        closing.result()
+        gc.collect()  # a socket left open would warn here (an error under filterwarnings)
+        assert connected() == before
+    finally:
+        gate.opened.set()
+        await asyncio.wait_for(program, 30)
+        await store.close()

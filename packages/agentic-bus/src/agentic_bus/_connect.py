@@ -59,6 +59,10 @@ class _Callbacks:
         _log.debug("nats_closed", url=self.label)
 
 
+_CLOSE_ON_CANCEL_S = 2.0
+"""How long a cancelled connect may spend closing what it opened."""
+
+
 async def connect_nats(
     servers: str | Sequence[str] = DEFAULT_NATS_URL,
     *,
@@ -105,6 +109,12 @@ async def connect_nats(
     try:
         async with asyncio.timeout(connect_timeout_s):
             await client.connect(**settings)
+    except asyncio.CancelledError:
+        # The caller gave up mid-connect: close the socket nats-py may have opened already.
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(_CLOSE_ON_CANCEL_S):
+                await client.close()
+        raise
     except Exception as exc:  # noqa: BLE001 - every failure becomes one typed error
         with contextlib.suppress(Exception):
             await client.close()

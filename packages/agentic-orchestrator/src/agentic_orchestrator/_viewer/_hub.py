@@ -26,6 +26,10 @@ _log = structlog.get_logger("agentic_orchestrator.viewer")
 RecordFactory = Callable[[str], RunRecord]
 
 
+_CANCEL_AGAIN_S = 0.5
+"""How long ``close`` waits for cancelled tasks before cancelling those still running again."""
+
+
 class RunHub:
     """Records of the runs seen in this process, by run id."""
 
@@ -142,9 +146,16 @@ class RunHub:
 
     async def close(self) -> None:
         """Stop following every run (cancels the tasks and waits for them)."""
-        tasks = list(self._tasks)
+        tasks = set(self._tasks)
         for task in tasks:
             task.cancel()
+        pending = tasks
+        while pending:
+            _, pending = await asyncio.wait(pending, timeout=_CANCEL_AGAIN_S)
+            # On Python 3.11, asyncio.wait_for (nats-py's next_msg uses it) returns a message
+            # that arrived as it was cancelled and drops the cancellation: cancel again.
+            for task in pending:
+                task.cancel()
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+                task.result()
