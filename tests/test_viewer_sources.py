@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any, Never
 
 import httpx
@@ -199,9 +200,19 @@ async def record_run(
                 checkpointed.set()
 
 
-async def test_a_nats_run_is_followed_live_from_its_events(
-    nats_server: str, viewers: list[RunViewer]
-) -> None:
+@dataclass
+class GatedNatsRun:
+    workflow: Workflow
+    gate: Gate
+    store: NatsCheckpointStore
+    run_id: str
+    program: asyncio.Task[None]
+
+
+@contextlib.asynccontextmanager
+async def gated_nats_run(nats_server: str) -> AsyncIterator[GatedNatsRun]:
+    """A ``gated`` run a program drives on a NATS KV store, its events to ``AGENTIC_EVENTS``;
+    yielded once superstep 0 is checkpointed (listed in the store). Its gate opens on exit."""
     bucket = f"viewer_{uuid.uuid4().hex[:8]}"
     store = NatsCheckpointStore(nats_server, bucket=bucket)
     workflow, gate = gated()
@@ -211,8 +222,20 @@ async def test_a_nats_run_is_followed_live_from_its_events(
     program = asyncio.create_task(record_run(nats_server, workflow, run, started, checkpointed))
     try:
         run_id = await asyncio.wait_for(started, 30)
-        await asyncio.wait_for(checkpointed.wait(), 30)  # listed in the store from now on
-        viewer = RunViewer([workflow], checkpoint_store=store, nats_url=nats_server)
+        await asyncio.wait_for(checkpointed.wait(), 30)
+        yield GatedNatsRun(workflow, gate, store, run_id, program)
+    finally:
+        gate.opened.set()
+        await asyncio.wait_for(program, 30)
+        await store.close()
+
+
+async def test_a_nats_run_is_followed_live_from_its_events(
+    nats_server: str, viewers: list[RunViewer]
+) -> None:
+    async with gated_nats_run(nats_server) as run:
+        run_id, workflow = run.run_id, run.workflow
+        viewer = RunViewer([workflow], checkpoint_store=run.store, nats_url=nats_server)
         viewers.append(viewer)
         async with client_of(viewer) as client:
             listed = (await client.get("/api/runs")).json()["runs"]
@@ -220,14 +243,10 @@ async def test_a_nats_run_is_followed_live_from_its_events(
         midway = await until(
             viewer, run_id, lambda v: v.supersteps[-1].executors.get("gate") == "running"
         )
-        gate.opened.set()
+        run.gate.opened.set()
         final = await until(viewer, run_id, lambda v: v.status == "completed")
         await idle(viewer, run_id)
-        await program
-    finally:
-        gate.opened.set()
-        await asyncio.wait_for(program, 30)
-        await store.close()
+        await run.program
 
     assert any(r["run_id"] == run_id and r["source"] == "nats" for r in listed)
     assert first["source"] == "nats"
@@ -290,20 +309,12 @@ async def test_closing_the_viewer_while_it_follows_a_nats_run_returns_and_discon
     def connected() -> int:
         return sum(1 for o in gc.get_objects() if isinstance(o, NatsClient) and o.is_connected)
 
-    bucket = f"viewer_{uuid.uuid4().hex[:8]}"
-    store = NatsCheckpointStore(nats_server, bucket=bucket)
-    workflow, gate = gated()
-    started: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    checkpointed = asyncio.Event()
-    run = workflow.run_stream("go", checkpoint_store=store)
-    program = asyncio.create_task(record_run(nats_server, workflow, run, started, checkpointed))
-    try:
-        run_id = await asyncio.wait_for(started, 30)
-        await asyncio.wait_for(checkpointed.wait(), 30)
+    async with gated_nats_run(nats_server) as run:
         before = connected()
-        viewer = RunViewer([workflow], checkpoint_store=store, nats_url=nats_server)
+        viewer = RunViewer([run.workflow], checkpoint_store=run.store, nats_url=nats_server)
         async with client_of(viewer) as client:
-            assert (await client.get(f"/api/runs/{run_id}")).status_code == 200  # now followed
+            followed = await client.get(f"/api/runs/{run.run_id}")
+            assert followed.status_code == 200  # now followed
         await asyncio.sleep(close_after_s)
         # The run never ends (its gate stays shut): closing must stop following it anyway. On
         # Python 3.11 a cancellation can be swallowed inside nats-py (asyncio.wait_for).
@@ -317,7 +328,3 @@ async def test_closing_the_viewer_while_it_follows_a_nats_run_returns_and_discon
         closing.result()
         gc.collect()  # a socket left open would warn here (an error under filterwarnings)
         assert connected() == before
-    finally:
-        gate.opened.set()
-        await asyncio.wait_for(program, 30)
-        await store.close()
