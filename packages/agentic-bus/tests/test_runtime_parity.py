@@ -361,3 +361,35 @@ async def test_a_run_stream_taken_over_by_another_coordinator_is_fenced(nats_ser
         committed = await second.committed_outputs(workflow, run_id)
     assert committed == (await pipeline().run(1)).outputs
     assert taken.status is WorkflowRunState.COMPLETED
+
+
+async def test_a_lost_update_in_a_map_fails_the_run_on_workers_too(nats_server: str) -> None:
+    """Map branches on workers report what shared state they read: a hand-written reduce over a
+    map fails with ``SharedStateConflictError``, as in a local run, instead of losing appends."""
+    from agentic_core import (
+        SharedStateConflictError,
+        WorkflowBuilder,
+        WorkflowContext,
+        executor,
+    )
+
+    @executor
+    async def split(n: int, ctx: WorkflowContext[int]) -> None:
+        for k in range(n):
+            await ctx.send_message(k)
+
+    @executor
+    async def append(k: int, ctx: WorkflowContext[int]) -> None:
+        done: list[int] = await ctx.get_shared_state("results", [])
+        await ctx.set_shared_state("results", [*done, k])
+
+    workflow = WorkflowBuilder("hand-reduce").set_start_executor(split).add_edge(split, append)
+    built = workflow.build()
+    async with (
+        workers(built, nats_server, n=1),
+        NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=5) as runtime,
+    ):
+        with pytest.raises(SharedStateConflictError) as caught:
+            await built.run(3, runtime=runtime)
+    assert caught.value.key == "results"
+    assert caught.value.executor_id == "append"

@@ -12,6 +12,7 @@ from agentic_core._errors import InvalidSubjectError as InvalidSubjectError
 from agentic_core._errors import MaxSuperstepsExceededError as MaxSuperstepsExceededError
 from agentic_core._errors import NoRespondersError as NoRespondersError
 from agentic_core._errors import SerializationError as SerializationError
+from agentic_core._errors import SharedStateConflictError as SharedStateConflictError
 from agentic_core._errors import StorageError as StorageError
 from agentic_core._errors import ToolError as ToolError
 from agentic_core._errors import VectorStoreError as VectorStoreError

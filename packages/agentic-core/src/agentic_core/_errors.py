@@ -48,6 +48,19 @@ class MaxSuperstepsExceededError(WorkflowExecutionError):
     """A run needed more supersteps than its ``max_supersteps`` allows."""
 
 
+class SharedStateConflictError(WorkflowExecutionError):
+    """Concurrent branches of a dynamic map read a shared-state key and wrote it back.
+
+    Each branch sees the shared state of the last barrier, so a read-modify-write by several
+    of them would keep one update and silently drop the others; the run fails instead, before
+    the superstep's effects apply (the last checkpoint stays usable). ``key`` names the key.
+    """
+
+    def __init__(self, message: str, *, executor_id: str, superstep: int, key: str) -> None:
+        super().__init__(message, executor_id=executor_id, superstep=superstep)
+        self.key = key
+
+
 class CheckpointError(AgentCoreError):
     """A checkpoint cannot be saved, found or read (missing, truncated, corrupt)."""
 

@@ -144,10 +144,21 @@ class WorkflowContext(Generic[TMessage, TOutput]):
         self._result.state_writes[key] = value
 
     async def get_shared_state(self, key: str, default: Any = None) -> Any:
-        """Read shared state as of the last barrier (plus this invocation's own writes)."""
-        writes = self._result.state_writes
+        """Read shared state as of the last barrier (plus this invocation's own writes).
+
+        A branch of a dynamic map (one of several concurrent invocations of this executor) sees
+        the barrier's value, never a sibling's write: a read-modify-write of one key by two
+        branches fails the run with ``SharedStateConflictError`` instead of losing an update.
+        """
+        result = self._result
+        writes = result.state_writes
         if key in writes:
             return writes[key]
+        if self._invocation.index is not None:  # a map branch: remember what it read
+            if result.state_reads is None:
+                result.state_reads = {key}
+            else:
+                result.state_reads.add(key)
         return self._invocation.shared_state.get(key, default)
 
     async def request_info(self, request: Any, response_type: type[Any] | Any) -> str:

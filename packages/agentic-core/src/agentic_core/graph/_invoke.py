@@ -43,6 +43,7 @@ def fail(result: InvocationResult, invocation: Invocation, exc: BaseException, t
     result.outputs.clear()
     result.events.clear()
     result.state_writes.clear()
+    result.state_reads = None
     result.requests.clear()
     result.exception = exc
     result.error = ExecutorErrorInfo(

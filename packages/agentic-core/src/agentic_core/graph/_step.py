@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from agentic_core._errors import (
     MaxSuperstepsExceededError,
     RoutingError,
+    SharedStateConflictError,
     WorkflowExecutionError,
     WorkflowRequestError,
 )
@@ -205,6 +206,10 @@ def apply_results(run: RunState, results: list[InvocationResult]) -> bool:
     plans = graph.plans
     direct = True
     for result in results:
+        if result.state_reads:  # a map branch read shared state: no lost update allowed
+            refuse_lost_updates(results, superstep)
+            break
+    for result in results:
         executor_id = result.executor_id
         if result.events:
             if stream is not None:
@@ -241,6 +246,35 @@ def apply_results(run: RunState, results: list[InvocationResult]) -> bool:
                     deliver(target, message)
     run.superstep = superstep + 1
     return False
+
+
+def refuse_lost_updates(results: list[InvocationResult], superstep: int) -> None:
+    """Raise ``SharedStateConflictError`` when branches of one dynamic map lost an update.
+
+    Branches run concurrently, each on the barrier's shared state: a key that two or more of
+    one executor's branches wrote, after at least one of those writers had read it, is a
+    read-modify-write that would keep one update and drop the others. Blind writes are no
+    conflict (they apply in delivery order, like writes of several executors in executor-id
+    order). Checked before any effect applies, so the run's last checkpoint stays as it was.
+    """
+    writers: dict[tuple[str, str], list[InvocationResult]] = {}
+    for result in results:
+        for key in result.state_writes:
+            writers.setdefault((result.executor_id, key), []).append(result)
+    for (executor_id, key), wrote in writers.items():
+        if len(wrote) < 2 or not any(r.state_reads and key in r.state_reads for r in wrote):
+            continue
+        raise SharedStateConflictError(
+            f"executor '{executor_id}' handled several messages of superstep {superstep} as "
+            f"concurrent invocations (a dynamic map), and {len(wrote)} of them wrote shared-state "
+            f"key {key!r} after reading it: each read the value of the last barrier, so all but "
+            "one update would be lost. Reduce with add_collect_edge(map, reduce) (the reduce "
+            "gets every branch's message as one list), or give the executor per-run state "
+            "(snapshot_state/restore_state) so it handles its messages one at a time",
+            executor_id=executor_id,
+            superstep=superstep,
+            key=key,
+        )
 
 
 async def route_results(run: RunState, results: list[InvocationResult]) -> None:

@@ -6,7 +6,7 @@ and returns their results; the engine plans the invocations and applies the resu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Protocol, runtime_checkable
 
@@ -97,6 +97,7 @@ class InvocationResult:
         "requests",
         "retryable",
         "sent",
+        "state_reads",
         "state_writes",
     )
 
@@ -108,6 +109,7 @@ class InvocationResult:
         outputs: list[Any] | None = None,
         events: list[WorkflowEvent] | None = None,
         state_writes: dict[str, Any] | None = None,
+        state_reads: Iterable[str] | None = None,
         requests: list[RequestInfoEvent] | None = None,
         executor_state: Any = None,
         error: ExecutorErrorInfo | None = None,
@@ -120,6 +122,10 @@ class InvocationResult:
         self.outputs: list[Any] = [] if outputs is None else outputs
         self.events: list[WorkflowEvent] = [] if events is None else events
         self.state_writes: dict[str, Any] = {} if state_writes is None else state_writes
+        self.state_reads: set[str] | None = None if state_reads is None else set(state_reads)
+        """Shared-state keys a branch of a dynamic map read from the barrier's state (not its
+        own writes); None when it read none or is not a map branch. The engine uses them to
+        refuse lost updates (``SharedStateConflictError``)."""
         self.requests: list[RequestInfoEvent] = [] if requests is None else requests
         self.executor_state = executor_state
         self.error = error
@@ -135,6 +141,7 @@ class InvocationResult:
             "outputs": self.outputs,
             "events": self.events,
             "state_writes": self.state_writes,
+            "state_reads": sorted(self.state_reads) if self.state_reads else None,
             "requests": self.requests,
             "executor_state": self.executor_state,
             "error": self.error,
