@@ -85,6 +85,42 @@ def test_a_config_error_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
     assert result.stdout == ""
 
 
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        pytest.param(
+            CONFIG.replace("Draft.", "Brouillon \u00e9crit.").encode("latin-1"),
+            ":5: agents[0].instructions: not UTF-8 text: byte 0xE9 at offset",
+            id="latin-1",
+        ),
+        pytest.param(
+            (CONFIG + "a = " + "[" * 100_000 + "]" * 100_000 + "\n").encode(),
+            ":13: pattern.a: nested more than 64 levels deep",
+            id="deep",
+        ),
+        pytest.param(
+            CONFIG.replace(
+                'name = "pair"\n',
+                'name = "pair"\n[models.fast]\nprovider = "openai"\napi_key = "sk-LEAK"\n',
+            ).encode(),
+            ":4: models.fast.api_key: an inline API key (secret rule 'api-key')",
+            id="api-key",
+        ),
+    ],
+)
+def test_a_hostile_run_file_is_one_line_and_exit_code_2(
+    tmp_path: Path, content: bytes, expected: str
+) -> None:
+    path = tmp_path / "hostile.toml"
+    path.write_bytes(content)
+    result = agentic("run", path, "task")
+    assert result.returncode == 2, result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"{path}{expected}"), line
+    assert "LEAK" not in result.stderr
+    assert result.stdout == ""
+
+
 def test_a_run_writes_checkpoints_that_runs_lists(config: Path, tmp_path: Path) -> None:
     checkpoints = tmp_path / "checkpoints"
     ran = agentic(
@@ -169,6 +205,40 @@ type = "sequential"
     result = agentic("run", path, "2 + 40", "--model", "python:tests.cli_models:tool_caller", "-q")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "sum: 42\n"
+
+
+def test_an_mcp_server_reads_env_references_when_it_starts(tmp_path: Path) -> None:
+    probe = ROOT / "packages" / "agentic-mcp" / "tests" / "servers" / "probe_server.py"
+    path = tmp_path / "mcp.toml"
+    path.write_text(
+        f"""\
+[[agents]]
+name = "calculator"
+instructions = "Add."
+tools = ["mcp:probe"]
+
+[mcp.servers.probe]
+command = {json.dumps(sys.executable)}
+args = ["${{AGENTIC_TEST_PROBE}}", "stdio"]
+env = {{ PROBE_TOKEN = "${{AGENTIC_TEST_TOKEN}}" }}
+
+[pattern]
+type = "sequential"
+""",
+        encoding="utf-8",
+    )
+    model = "python:tests.cli_models:tool_caller"
+    env = {**os.environ, "AGENTIC_TEST_PROBE": str(probe), "AGENTIC_TEST_TOKEN": "t"}
+    result = agentic("run", path, "2 + 40", "--model", model, "-q", env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "sum: 42\n"
+    del env["AGENTIC_TEST_TOKEN"]
+    unset = agentic("run", path, "2 + 40", "--model", model, "-q", env=env)
+    assert unset.returncode == 2
+    assert unset.stderr.strip() == (
+        f"{path}:9: mcp.servers.probe.env.PROBE_TOKEN: the environment variable "
+        "AGENTIC_TEST_TOKEN is not set (the file refers to it)"
+    )
 
 
 def test_an_mcp_server_that_cannot_start_is_named_with_its_line(tmp_path: Path) -> None:

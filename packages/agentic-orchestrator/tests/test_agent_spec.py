@@ -107,3 +107,31 @@ def test_build_from_the_model_spec_through_the_entry_points(
         AgentSpec(name="x", model="nosuch:model").build()
     with pytest.raises(OrchestrationConfigError, match="names no model"):
         AgentSpec(name="x").build()
+
+
+@pytest.mark.parametrize(
+    ("option", "rule"),
+    [("token", "token"), ("password", "password"), ("Authorization", "authorization")],
+)
+def test_model_options_refuse_secrets_by_named_rule_without_quoting_them(
+    option: str, rule: str
+) -> None:
+    toml = (
+        '[[agents]]\nname = "a"\n'
+        f'model = {{ provider = "x", options = {{ {option} = "hunter2-value" }} }}'
+    )
+    with pytest.raises(OrchestrationConfigError, match=f"secret rule '{rule}'") as caught:
+        load_agent_specs(toml)
+    assert "hunter2-value" not in str(caught.value)
+    assert "api_key_env" in str(caught.value)
+
+
+def test_model_options_that_only_look_like_secrets_are_kept() -> None:
+    toml = (
+        '[[agents]]\nname = "a"\n'
+        'model = { provider = "x", options = { max_tokens = 100, keyboard = "us" } }'
+    )
+    [spec] = load_agent_specs(toml)
+    assert spec.model is not None
+    assert not isinstance(spec.model, str)
+    assert spec.model.options == {"max_tokens": 100, "keyboard": "us"}

@@ -123,7 +123,7 @@ def test_a_malformed_tool_spec_is_refused(tmp_path: Path) -> None:
 
 def test_invalid_toml_reports_the_parser_line(tmp_path: Path) -> None:
     message = run_error(tmp_path, GOOD.replace('name = "editor"', "name = editor"))
-    assert message.startswith(f"{tmp_path / 'agentic.toml'}:12: invalid TOML")
+    assert message.startswith(f"{tmp_path / 'agentic.toml'}:12: agents[1].name: invalid TOML")
 
 
 def test_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:

@@ -266,3 +266,34 @@ async def test_a_task_agent_is_a_core_agent_in_a_workflow() -> None:
     updates = [u async for u in coder.run_stream("explain")]
     assert updates[-1].done
     assert "coder" in repr(coder)
+
+
+async def test_run_executes_a_task_payload_as_given() -> None:
+    sandbox = FakeSandbox(stdout="42\n")
+    coder = agent(ExecutionMode.TASK, sandbox=sandbox)
+    thread = coder.get_new_thread()
+    task = TaskPayload(action="run", spec="print 6 * 7", constraints=["no imports"])
+    response = await coder.run(task, thread=thread)
+    assert response.text == "42\n"
+    assert response.value.status is ResultStatus.SUCCESS
+    assert sandbox.runs == [("python", "print(6 * 7)\n")]
+    asked = [m.text for m in await thread.list_messages()]
+    assert asked == [task.to_prompt(), "42\n"]
+    updates = [u async for u in coder.run_stream(task)]
+    assert updates[-1].text == "42\n"
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [({"action": "run"}, "dict"), (["run it"], "holding str"), (42, "int")],
+)
+async def test_run_refuses_other_types_pointing_to_execute_task(given: Any, named: str) -> None:
+    coder = agent(ExecutionMode.TASK, sandbox=FakeSandbox())
+    with pytest.raises(TypeError) as raised:
+        await coder.run(given)
+    message = str(raised.value)
+    assert named in message
+    assert "execute_task" in message
+    assert "TaskPayload" in message
+    assert "ChatMessage" in message
+    assert coder.get_metrics().total_tasks == 0

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from agentic_core import ChatAgent, ChatClient, Tool
 from agentic_core.registry import load
 from agentic_orchestrator._errors import OrchestrationConfigError
+from agentic_orchestrator._secrets import secret_rule_for
 
 _CLIENTS = "agentic.chat_clients"
 
@@ -35,8 +36,13 @@ class ModelSpec(BaseModel):
     @field_validator("options")
     @classmethod
     def _no_keys(cls, options: dict[str, Any]) -> dict[str, Any]:
-        if any("key" in name.lower() or "token" in name.lower() for name in options):
-            raise ValueError("no secrets in the file: name an environment variable in api_key_env")
+        for name, value in options.items():
+            rule = secret_rule_for(name, value) if isinstance(value, str) else None
+            if rule is not None:  # the value itself is never quoted
+                raise ValueError(
+                    f"options.{name}: {rule.what} (secret rule {rule.name!r}): no secrets in "
+                    "the file; name the environment variable holding the key in api_key_env"
+                )
         return options
 
 

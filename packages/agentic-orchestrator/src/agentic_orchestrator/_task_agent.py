@@ -118,8 +118,9 @@ class TaskAgent:
     failing, a timeout or a missing sandbox is a ``FAILURE`` result naming the cause.
 
     It is also a core ``Agent``: ``run("run the tests")`` executes a task whose action is the
-    last user message and answers with its output, so a TaskAgent fits an ``AgentExecutor``,
-    a pattern or an ``Orchestrator`` like any agent::
+    last user message (``run(TaskPayload(...))`` executes that task) and answers with its
+    output, so a TaskAgent fits an ``AgentExecutor``, a pattern or an ``Orchestrator`` like any
+    agent::
 
         agent = TaskAgent(AgentConfig(name="coder"), chat_client, ProcessSandbox())
         await agent.start()
@@ -328,19 +329,28 @@ class TaskAgent:
 
     async def run(
         self,
-        messages: str | ChatMessage | Sequence[ChatMessage] | None = None,
+        messages: str | ChatMessage | Sequence[ChatMessage] | TaskPayload | None = None,
         *,
         thread: AgentThread | None = None,
         **kwargs: Any,
     ) -> AgentResponse:
-        """Execute a task whose action is the last user message; answer with its output."""
+        """Execute a task and answer with its output (the ``ResultPayload`` is ``value``).
+
+        A :class:`TaskPayload` is executed as is; otherwise the task's action is the last user
+        message (of ``messages``, else of ``thread``). Anything else is a ``TypeError``.
+        """
         del kwargs
-        new = _as_messages(messages)
-        action = next((m.text for m in reversed(new) if m.role is Role.USER and m.text), "")
-        if not action and thread is not None:
-            earlier = await thread.list_messages()
-            action = next((m.text for m in reversed(earlier) if m.role is Role.USER), "")
-        result = await self.execute_task(TaskPayload(action=action or "respond"))
+        if isinstance(messages, TaskPayload):
+            task = messages
+            new = [ChatMessage.user(task.to_prompt())]
+        else:
+            new = _as_messages(messages)
+            action = next((m.text for m in reversed(new) if m.role is Role.USER and m.text), "")
+            if not action and thread is not None:
+                earlier = await thread.list_messages()
+                action = next((m.text for m in reversed(earlier) if m.role is Role.USER), "")
+            task = TaskPayload(action=action or "respond")
+        result = await self.execute_task(task)
         reply = ChatMessage.assistant(_answer_text(result), author_name=self.name)
         if thread is not None:
             await thread.add_messages([*new, reply])
@@ -354,7 +364,7 @@ class TaskAgent:
 
     async def run_stream(
         self,
-        messages: str | ChatMessage | Sequence[ChatMessage] | None = None,
+        messages: str | ChatMessage | Sequence[ChatMessage] | TaskPayload | None = None,
         *,
         thread: AgentThread | None = None,
         **kwargs: Any,
@@ -374,11 +384,24 @@ def _answer_text(result: ResultPayload) -> str:
     return str(output) if output is not None else ""
 
 
-def _as_messages(messages: str | ChatMessage | Sequence[ChatMessage] | None) -> list[ChatMessage]:
+def _as_messages(messages: object) -> list[ChatMessage]:
     if messages is None:
         return []
     if isinstance(messages, str):
         return [ChatMessage.user(messages)]
     if isinstance(messages, ChatMessage):
         return [messages]
-    return list(messages)
+    # Checked item by item: a list of str or dicts would otherwise fail later, far from here.
+    if isinstance(messages, Sequence):
+        items = list(cast("Sequence[object]", messages))
+        if all(isinstance(item, ChatMessage) for item in items):
+            return cast("list[ChatMessage]", items)
+        wrong = next(type(item).__name__ for item in items if not isinstance(item, ChatMessage))
+        raise TypeError(f"TaskAgent.run() got a sequence holding {wrong}; {_ACCEPTED}")
+    raise TypeError(f"TaskAgent.run() got {type(messages).__name__}; {_ACCEPTED}")
+
+
+_ACCEPTED = (
+    "it takes a str, a ChatMessage, a sequence of ChatMessage, a TaskPayload or None "
+    "(for a ResultPayload, call execute_task(TaskPayload(...)))"
+)

@@ -17,27 +17,36 @@
     [pattern]
     type = "sequential"  # or concurrent, group-chat, handoff, ...
 
-Every problem is a ``ConfigError`` reading ``file:line: key.path: message``. tomllib reports
-no positions, so :func:`key_lines` finds a key's line with a small scan of the text.
+Every problem is a ``ConfigError`` reading ``file:line: key.path: message``, whatever the
+bytes (``_toml_file``). tomllib reports no positions, so :func:`key_lines` finds a key's line
+with a small scan of the text. Secrets are refused by the named rules of ``_secrets``; the MCP
+tables refer to them as ``${NAME}`` instead, read from the environment when a server starts.
 """
 
 from __future__ import annotations
 
+import os
 import re
-import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
 from agentic_core.registry import available
 from agentic_orchestrator._agent_spec import ModelSpec
 from agentic_orchestrator._cli._errors import ConfigError
+from agentic_orchestrator._cli._positions import Path_, dotted, key_lines, line_of
+from agentic_orchestrator._cli._toml_file import read_toml
+from agentic_orchestrator._secrets import (
+    REFERENCE_FIELDS,
+    UnsetVariableError,
+    expand_references,
+    find_secret,
+)
 
-__all__ = ["AgentConfig", "RunConfig", "key_lines", "load_run_config"]
-
-Path_ = tuple[str | int, ...]
+__all__ = ["AgentConfig", "Path_", "RunConfig", "key_lines", "load_run_config"]
 
 _NAME = r"^[A-Za-z0-9_.-]+$"
 _TOOL = re.compile(r"^(python:[\w.]+:[\w.]+|mcp:[A-Za-z0-9_-]+)$")
@@ -173,29 +182,22 @@ class LoadedConfig(BaseModel):
 
 
 def load_run_config(file: str | Path) -> LoadedConfig:
-    """Read and check ``file``: TOML syntax, shapes (pydantic), then cross references."""
-    name = str(file)
+    """Read and check ``file``: bytes and TOML syntax, secrets, shapes (pydantic), then cross
+    references. Every problem is a ``ConfigError`` naming the file, the line and the key."""
+    toml = read_toml(file)
+    name, lines = toml.name, toml.lines
+    secret = find_secret(toml.data)
+    if secret is not None:  # before pydantic, whose messages could quote the value
+        raise ConfigError(name, line_of(lines, secret.path), dotted(secret.path), secret.message)
     try:
-        text = Path(file).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(name, 0, "", f"cannot read the file: {exc.strerror or exc}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        found = re.search(r"at line (\d+)", str(exc))
-        raise ConfigError(
-            name, int(found.group(1)) if found else 0, "", f"invalid TOML: {exc}"
-        ) from None
-    lines = key_lines(text)
-    try:
-        config = RunConfig.model_validate(data)
+        config = RunConfig.model_validate(toml.data)
     except ValidationError as exc:
-        first = exc.errors()[0]
+        first = _first_error(exc)
         path = _clean_loc(first["loc"])
         if first["type"] in ("union_tag_invalid", "union_tag_not_found"):
             path = (*path, "type")  # the discriminator's own key
         raise ConfigError(
-            name, line_of(lines, path), dotted(path), _message(first["msg"], first["type"])
+            name, line_of(lines, path), dotted(path), _message(first["msg"], first["type"], path)
         ) from None
     loaded = LoadedConfig(file=name, config=config, lines=lines)
     check_references(loaded)
@@ -271,93 +273,6 @@ def _unknown_agent(name: str, agents: set[str]) -> str:
     return f"unknown agent {name!r} (agents: {', '.join(sorted(agents))})"
 
 
-# -- positions ------------------------------------------------------------------------------------
-
-
-def dotted(path: Sequence[str | int]) -> str:
-    """``("agents", 1, "model")`` -> ``agents[1].model``."""
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
-    return text
-
-
-def line_of(lines: Mapping[Path_, int], path: Path_) -> int:
-    """The line of ``path``, or of the nearest enclosing key found; 0 when none is."""
-    for end in range(len(path), 0, -1):
-        line = lines.get(tuple(path[:end]))
-        if line is not None:
-            return line
-    return 0
-
-
-def key_lines(text: str) -> dict[Path_, int]:
-    """Where each key of a TOML text is defined: ``{("agents", 1, "model"): 12, ...}``.
-
-    Headers ``[a.b]`` and ``[[a]]`` (numbered from 0) open tables, ``key = ...`` and dotted keys
-    sit in them. Lines inside multi-line strings and arrays are skipped. Only the first place of
-    a key is kept (TOML forbids a second anyway).
-    """
-    lines: dict[Path_, int] = {}
-    table: Path_ = ()
-    counts: dict[Path_, int] = {}
-    skipping_until: str | None = None  # a multi-line string's closing quotes
-    depth = 0  # open brackets of a multi-line array value
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if skipping_until is not None:
-            if raw.count(skipping_until) % 2 == 1:
-                skipping_until = None
-            continue
-        if depth > 0:
-            depth += _bracket_balance(line)
-            continue
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith("[["):
-            path = _split_key(line[2 : line.find("]]")])
-            counts[path] = counts.get(path, -1) + 1
-            table = (*path, counts[path])
-            lines.setdefault(path, number)
-            lines.setdefault(table, number)
-        elif line.startswith("["):
-            table = _split_key(line[1 : line.find("]")])
-            lines.setdefault(table, number)
-        elif "=" in line:
-            key, _, value = line.partition("=")
-            lines.setdefault((*table, *_split_key(key)), number)
-            value = value.strip()
-            for quotes in ('"""', "'''"):
-                if value.startswith(quotes) and value.count(quotes) == 1:
-                    skipping_until = quotes
-            if skipping_until is None:
-                depth = max(0, _bracket_balance(value))
-    return lines
-
-
-def _split_key(key: str) -> Path_:
-    found: list[str] = re.findall(r'"[^"]*"|\'[^\']*\'|[^.]+', key.strip())
-    return tuple(part.strip().strip("\"'") for part in found)
-
-
-def _bracket_balance(text: str) -> int:
-    """Open minus closed brackets of a line, outside strings and comments."""
-    balance = 0
-    quote: str | None = None
-    for char in text:
-        if quote is not None:
-            quote = None if char == quote else quote
-        elif char in "\"'":
-            quote = char
-        elif char == "#":
-            break
-        elif char in "[{":
-            balance += 1
-        elif char in "]}":
-            balance -= 1
-    return balance
-
-
 def _clean_loc(loc: Sequence[str | int]) -> Path_:
     # pydantic adds the discriminator's tag ("pattern", "sequential", ...) and union branch
     # names ("str", "ModelSpec"): not keys of the file.
@@ -372,9 +287,21 @@ def _clean_loc(loc: Sequence[str | int]) -> Path_:
     return tuple(path)
 
 
-def _message(message: str, kind: str) -> str:
+def _first_error(exc: ValidationError) -> ErrorDetails:
+    # A [models] value is `str | ModelSpec`: pydantic reports both branches, and the string
+    # branch's "Input should be a valid string" says nothing of a table's actual mistake.
+    errors = exc.errors()
+    for error in errors:
+        if not (error["type"] == "string_type" and "str" in error["loc"]):
+            return error
+    return errors[0]
+
+
+def _message(message: str, kind: str, path: Path_) -> str:
     if kind == "extra_forbidden":
         return "unknown key"
+    if kind == "model_type" and path[:1] == ("models",):
+        return 'expected a model spec ("provider:model") or a table (provider = ..., model = ...)'
     if kind == "union_tag_invalid":
         return (
             "unknown pattern type; use sequential, concurrent, group-chat, handoff, magentic or "
@@ -385,6 +312,30 @@ def _message(message: str, kind: str) -> str:
     return message.removeprefix("Value error, ")
 
 
-def describe_sources(servers: Mapping[str, MCPServerTable]) -> dict[str, dict[str, Any]]:
-    """The MCP server tables as plain dicts for the ``mcp`` tool source (defaults left out)."""
-    return {name: table.model_dump(exclude_defaults=True) for name, table in servers.items()}
+def describe_sources(
+    loaded: LoadedConfig, names: Collection[str], environ: Mapping[str, str] = os.environ
+) -> dict[str, dict[str, Any]]:
+    """The MCP server tables ``names`` as plain dicts for the ``mcp`` tool source (defaults left
+    out), each ``${NAME}`` in their env, headers, url and args read from ``environ``."""
+    described: dict[str, dict[str, Any]] = {}
+    for name in sorted(names):
+        table = loaded.config.mcp.servers[name].model_dump(exclude_defaults=True)
+        for field in REFERENCE_FIELDS & table.keys():
+            table[field] = _expanded(loaded, ("mcp", "servers", name, field), table[field], environ)
+        described[name] = table
+    return described
+
+
+def _expanded(loaded: LoadedConfig, path: Path_, value: object, environ: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        try:
+            return expand_references(value, environ)
+        except UnsetVariableError as exc:
+            raise loaded.error(
+                path, f"the environment variable {exc.name} is not set (the file refers to it)"
+            ) from None
+    if isinstance(value, list):
+        items = cast("list[object]", value)
+        return [_expanded(loaded, (*path, i), item, environ) for i, item in enumerate(items)]
+    table = cast("dict[str, object]", value)
+    return {key: _expanded(loaded, (*path, key), item, environ) for key, item in table.items()}

@@ -162,7 +162,7 @@ async def _open_mcp(
     if not used:
         return {}
     source = open_tool_source("mcp")
-    servers = describe_sources({n: s for n, s in loaded.config.mcp.servers.items() if n in used})
+    servers = describe_sources(loaded, used)
     with (
         console.status(f"connecting MCP servers: {', '.join(sorted(used))}")
         if _spin(console, quiet)

@@ -27,9 +27,9 @@ class TestRedisStateStore(StateStoreConformance):
         await store.close()
 ```
 
-Each test must get a new, empty store. The suites need pytest and pytest-asyncio (the store
-suites work in both its ``auto`` and ``strict`` modes; in ``strict`` mode declare an async
-fixture with ``pytest_asyncio.fixture``; the sandbox suites expect ``auto`` mode). Import this
+Each test must get a new, empty store. The suites need pytest and pytest-asyncio; each marks
+its own tests, so they run whatever the project's ``asyncio_mode`` (in ``strict`` mode declare
+an async fixture with ``pytest_asyncio.fixture``). Import this
 package from tests only: it imports pytest. Class attributes tune each suite to its back-end
 (``concurrent_saves``; ``ttl_s``, ``ttl_wait_s``; ``max_output_bytes``, ``timeout_slack_s``,
 ``shell``): see each suite's docstring.

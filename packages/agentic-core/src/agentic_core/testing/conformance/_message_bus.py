@@ -47,6 +47,8 @@ class _Order(BaseModel):
 class MessageBusConformance:
     """Publish/subscribe, wildcards, queue groups, request/reply, headers, ordering, close."""
 
+    # Marked here, not left to the project's asyncio_mode: the suite runs in strict mode too.
+    pytestmark: ClassVar[list[pytest.MarkDecorator]] = [pytest.mark.asyncio]
     receive_timeout_s: ClassVar[float] = 5.0
     """How long a message may take to arrive."""
     quiet_s: ClassVar[float] = 0.2

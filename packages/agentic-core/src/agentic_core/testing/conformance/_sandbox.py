@@ -8,7 +8,7 @@ attributes describe the implementation under test:
 class TestProcessSandbox(InteractiveSandboxConformance):
     max_output_bytes = 200_000
 
-    @pytest.fixture
+    @pytest_asyncio.fixture
     async def sandbox(self) -> AsyncIterator[Sandbox]:
         async with ProcessSandbox(max_output_bytes=self.max_output_bytes) as box:
             yield box
@@ -35,6 +35,8 @@ class SandboxConformance:
     ``shell`` (whether ``language="shell"`` is available).
     """
 
+    # Marked here, not left to the project's asyncio_mode: the suite runs in strict mode too.
+    pytestmark: ClassVar[list[pytest.MarkDecorator]] = [pytest.mark.asyncio]
     max_output_bytes: ClassVar[int] = 1_000_000
     timeout_slack_s: ClassVar[float] = 5.0
     shell: ClassVar[bool] = True
