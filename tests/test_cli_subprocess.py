@@ -286,6 +286,35 @@ def test_a_run_on_the_nats_runtime_is_executed_by_a_worker(
     assert result.stdout == "Editor: tea\n"
 
 
+def test_a_durable_runtime_refuses_a_checkpoint_dir_naming_the_safe_call(
+    config: Path, nats_server: str, tmp_path: Path
+) -> None:
+    """A NATS run keeps its checkpoints in NATS KV, fenced: a second store next to them would be
+    one no process can resume from, so the pair is refused before anything runs."""
+    result = agentic(
+        "run", config, "tea", "--model", "python:tests.cli_models:scripted",
+        "--runtime", nats_server, "--checkpoint-dir", tmp_path / "runs",
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "--checkpoint-dir cannot be used with --runtime" in result.stderr
+    assert f"--runtime {nats_server} --resume RUN_ID" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_resume_on_a_durable_runtime_looks_in_the_runtimes_store(
+    config: Path, nats_server: str
+) -> None:
+    result = agentic(
+        "run", config, "tea", "--model", "python:tests.cli_models:scripted",
+        "--runtime", nats_server, "--resume", "no-such-run",
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "--resume no-such-run: no checkpoint of that run in the store of --runtime" in (
+        result.stderr
+    )
+
+
 def test_a_runtime_that_is_not_installed_says_which_package_to_add(config: Path) -> None:
     result = agentic("run", config, "tea", "--runtime", "redis://127.0.0.1:1")
     assert result.returncode == 2

@@ -180,8 +180,12 @@ class Node(Executor):
 
     async def _step(self, value: int, ctx: WorkflowContext[int, int]) -> None:
         out = (value * self.factor + 3) % 1000
-        state = await ctx.get_shared_state("seen") if ctx.superstep else None
-        await ctx.set_shared_state("seen", (state or 0) + 1)
+        # Shared state crosses the wire both ways. A read-modify-write of one key would be a
+        # lost update when this executor handles several messages concurrently (a map), so
+        # each superstep reads the last one's count and writes its own key.
+        step = ctx.superstep
+        state = await ctx.get_shared_state(f"seen.{ctx.executor_id}.{step - 1}") if step else None
+        await ctx.set_shared_state(f"seen.{ctx.executor_id}.{step}", (state or 0) + 1)
         if self.emit:
             await ctx.yield_output(out)
         await ctx.send_message(out)

@@ -1,7 +1,8 @@
 """A process serving one echo agent over NATS, for the cross-process remote-agent test.
 
 ``python remote_agent_child.py NATS_URL AGENT_ID`` serves a ChatAgent whose replies name this
-process's pid; prints ``READY`` once it serves, then runs until killed.
+process's pid and count the thread's earlier messages (threads in NATS KV, the default); prints
+``READY`` once it serves, then runs until killed.
 """
 
 from __future__ import annotations

@@ -191,6 +191,43 @@ async def test_a_zombie_coordinator_is_fenced(
     assert await _committed(nats_server, loop(), run_id) == expected
 
 
+@pytest.mark.parametrize(("form", "kill_after"), [("workflow-run", 4), ("workflow-run-stream", 11)])
+async def test_workflow_run_on_nats_is_the_durable_run_a_killed_coordinator_resumes(
+    nats_server: str,
+    env: dict[str, str],
+    loop_workers: list[WorkerProcess],
+    coordinators: list[Coordinator],
+    form: str,
+    kill_after: int,
+) -> None:
+    # API.md's form, workflow.run(msg, runtime=NatsRuntime(...)) (or run_stream), claims the
+    # run and commits every superstep to NATS KV, like NatsRuntime.run.
+    expected = (await loop().run(1)).outputs
+    child = Coordinator(nats_server, env, "loop", "run", "--form", form)
+    coordinators.append(child)
+    await child.wait_for(_CLAIMED.pattern)
+    run_id = child.run_id()
+    assert run_id is not None
+    async with NatsRuntime(nats_server, worker_wait_s=10) as runtime:
+        seen = 0
+        async with asyncio.timeout(20):
+            while seen < kill_after:  # the committed log, read back from NATS
+                await asyncio.sleep(0.02)
+                seen = len(await runtime.committed_outputs(loop(), run_id))
+        child.kill()
+        last = await (await runtime.checkpoint_store()).latest(run_id)
+        assert last is not None
+        assert kill_after <= last.outputs_so_far < len(expected)  # killed mid-run
+        if form == "workflow-run-stream":  # it streamed only what was committed
+            streamed = [int(line.split()[1]) for line in child.lines if line.startswith("OUTPUT")]
+            assert streamed == expected[: len(streamed)]
+            assert len(streamed) <= last.outputs_so_far
+        resumed = await runtime.resume(loop(), run_id)
+        committed = await runtime.committed_outputs(loop(), run_id)
+    assert resumed.outputs == expected[last.outputs_so_far :]  # none twice
+    assert committed == expected
+
+
 async def _local_approval(answer: bool) -> list[object]:
     workflow = approval()
     first = await workflow.run("ship it")

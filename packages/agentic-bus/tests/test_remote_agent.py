@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog.testing
 
-from agentic_bus import NatsBus
+from agentic_bus import NatsBus, NatsKVStateStore
 from agentic_bus._agent_proxy import ProxyAgent, RemoteThreadStore
 from agentic_bus._agent_server import AgentServer, serve_agent
 from agentic_bus._agent_wire import (
@@ -47,6 +48,7 @@ from agentic_core import (
     InMemoryStateStore,
     MessageBus,
     NoRespondersError,
+    Role,
     WorkflowBuilder,
     tool,
 )
@@ -542,29 +544,104 @@ async def test_a_streamed_workflow_surfaces_the_remote_updates(buses: Buses) -> 
 
 async def test_a_server_in_another_process_answers(nats_server: str) -> None:
     agent_id = unique("child")
-    script = str(TESTS_DIR / "remote_agent_child.py")
-    child = await asyncio.create_subprocess_exec(
-        sys.executable,
-        script,
-        nats_server,
-        agent_id,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
+    child = await _serve_in_child(nats_server, agent_id)
     try:
-        await asyncio.wait_for(_ready(child), timeout=30)
         async with await NatsBus.connect(nats_server) as bus:
             proxy = ProxyAgent(agent_id, bus)
             thread = proxy.get_new_thread()
             first = await proxy.run("hello", thread=thread)
             second = await proxy.run("again", thread=thread)
     finally:
-        os.kill(child.pid, signal.SIGTERM)
-        await asyncio.wait_for(child.wait(), timeout=10)
+        await _stop(child)
 
     assert first.text == f"pid {child.pid} heard 'hello' after 0 messages"
     assert second.text == f"pid {child.pid} heard 'again' after 2 messages"
     assert child.pid != os.getpid()
+
+
+async def test_a_served_agent_killed_and_started_again_continues_its_threads(
+    nats_server: str,
+) -> None:
+    agent_id = unique("restarted")
+    first_server = await _serve_in_child(nats_server, agent_id)
+    second_server: asyncio.subprocess.Process | None = None
+    try:
+        async with await NatsBus.connect(nats_server) as bus:
+            proxy = ProxyAgent(agent_id, bus)
+            thread = proxy.get_new_thread()
+            first = await proxy.run("hello", thread=thread)
+            os.kill(first_server.pid, signal.SIGKILL)  # mid-conversation, nothing flushed
+            await asyncio.wait_for(first_server.wait(), timeout=10)
+            second_server = await _serve_in_child(nats_server, agent_id)
+            second = await proxy.run("again", thread=thread)
+            history = await thread.list_messages()
+    finally:
+        await _stop(first_server)
+        if second_server is not None:
+            await _stop(second_server)
+
+    assert second_server is not None
+    assert first.text == f"pid {first_server.pid} heard 'hello' after 0 messages"
+    assert second.text == f"pid {second_server.pid} heard 'again' after 2 messages"
+    assert [m.text for m in history if m.role is Role.USER] == ["hello", "again"]
+
+
+async def test_over_nats_threads_default_to_the_agentic_threads_kv_bucket(nats_server: str) -> None:
+    agent = ChatAgent(ScriptedChatClient(["Noted."]), id=unique("kv-threads"))
+    async with await NatsBus.connect(nats_server) as bus:
+        with structlog.testing.capture_logs() as logs:
+            server = await serve_agent(agent, bus)
+        try:
+            thread = ProxyAgent(agent.id, bus).get_new_thread()
+            await ProxyAgent(agent.id, bus).run("remember tea", thread=thread)
+            async with NatsKVStateStore(nats_server, bucket="agentic_threads") as elsewhere:
+                keys = await elsewhere.keys(f"agent-threads/{agent.id}/")
+        finally:
+            await server.close(grace_s=1.0)
+    assert isinstance(server.thread_store, NatsKVStateStore)
+    assert server.thread_store.bucket == "agentic_threads"
+    assert keys == [f"agent-threads/{agent.id}/{thread.id}"]  # another process sees it
+    (started,) = [e for e in logs if e["event"] == "agent_server_started"]
+    assert "agentic_threads" in started["threads"]
+    assert not [e for e in logs if e["event"] == "agent_threads_in_memory"]
+
+
+async def test_threads_in_memory_are_a_named_choice_that_warns(nats_server: str) -> None:
+    agent = ChatAgent(ScriptedChatClient(["Noted."]), id=unique("memory-threads"))
+    async with await NatsBus.connect(nats_server) as bus:
+        with structlog.testing.capture_logs() as logs:
+            server = await serve_agent(agent, bus, thread_store="memory")
+        await server.close(grace_s=1.0)
+        with pytest.raises(ValueError, match=r"'memory'"):
+            await serve_agent(agent, bus, thread_store="redis")  # pyright: ignore[reportArgumentType]
+    assert isinstance(server.thread_store, InMemoryStateStore)
+    (warning,) = [e for e in logs if e["event"] == "agent_threads_in_memory"]
+    assert warning["log_level"] == "warning"
+    assert "restart" in warning["consequence"]
+
+
+async def _serve_in_child(url: str, agent_id: str) -> asyncio.subprocess.Process:
+    """``remote_agent_child.py`` serving ``agent_id`` (default thread store), once READY."""
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(TESTS_DIR / "remote_agent_child.py"),
+        url,
+        agent_id,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    try:
+        await asyncio.wait_for(_ready(child), timeout=30)
+    except BaseException:
+        await _stop(child)
+        raise
+    return child
+
+
+async def _stop(child: asyncio.subprocess.Process) -> None:
+    if child.returncode is None:
+        child.kill()
+    await asyncio.wait_for(child.wait(), timeout=10)
 
 
 async def _ready(child: asyncio.subprocess.Process) -> None:

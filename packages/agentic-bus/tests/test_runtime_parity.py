@@ -4,17 +4,16 @@ on their own connections, a real nats-server)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import json
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from bus_graphs import Blob, approval, large, mapped, pipeline, random_graph, streaming
 from nats.js.client import JetStreamContext
 from nats.js.errors import NotFoundError
+from worker_tasks import SETTINGS, workers
 
 from agentic_bus import (
     CoordinatorFencedError,
@@ -23,7 +22,6 @@ from agentic_bus import (
     NatsEventSink,
     NatsRuntime,
     PendingRequest,
-    PoolSettings,
     Subjects,
     Worker,
     replay_events,
@@ -33,28 +31,12 @@ from agentic_core import (
     AgentRunUpdateEvent,
     Invocation,
     SuperstepCompletedEvent,
-    Workflow,
     WorkflowCompletedEvent,
     WorkflowExecutionError,
     WorkflowOutputEvent,
     WorkflowRunState,
     WorkflowStartedEvent,
 )
-
-SETTINGS = PoolSettings(ack_wait_s=1.0, max_deliver=3)
-
-
-@contextlib.asynccontextmanager
-async def workers(workflow: Workflow, url: str, n: int = 2) -> AsyncIterator[list[Worker]]:
-    started = [Worker(workflow, url, slots=4, settings=SETTINGS) for _ in range(n)]
-    tasks = [asyncio.create_task(w.run()) for w in started]
-    await asyncio.gather(*(w.wait_ready() for w in started))
-    try:
-        yield started
-    finally:
-        for w in started:
-            w.stop()
-        await asyncio.gather(*tasks)
 
 
 async def test_the_pipeline_matches_the_local_run(nats_server: str) -> None:

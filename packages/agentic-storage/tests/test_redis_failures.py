@@ -5,6 +5,8 @@ masked) or the key, with nothing half-written."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -393,3 +395,79 @@ def test_key_patterns_escape_ids_so_they_cannot_collide() -> None:
     assert KeyPatterns.agent_state("a:b") == "agents:a%3Ab:state"
     assert KeyPatterns.agent_state("a%3Ab") == "agents:a%253Ab:state"
     assert KeyPatterns.agent_state("a:b") != KeyPatterns.agent_state("a%3Ab")
+
+
+# --- a save Redis did not answer: maybe applied, safe to retry ---------------------------------
+
+
+async def _keys_and_values(raw: aioredis.Redis, prefix: str) -> dict[str, object]:
+    """Every key under ``prefix`` with its content (hash fields, sorted set with scores)."""
+    found: dict[str, object] = {}
+    async for key in raw.scan_iter(match=f"{prefix}:*"):
+        name, kind = key.decode(), await raw.type(key)
+        if kind == b"hash":
+            found[name] = await raw.hgetall(key)  # pyright: ignore[reportUnknownMemberType, reportGeneralTypeIssues]
+        elif kind == b"zset":
+            found[name] = await raw.zrange(key, 0, -1, withscores=True)  # pyright: ignore[reportUnknownMemberType]
+        else:
+            found[name] = await raw.get(key)
+    return found
+
+
+async def test_saving_a_checkpoint_again_leaves_exactly_what_one_save_leaves(
+    redis_server: str, raw: aioredis.Redis
+) -> None:
+    prefix = _prefix()
+    checkpoint = make_checkpoint(superstep=2)
+    async with RedisCheckpointStore(redis_server, prefix=prefix) as store:
+        await store.save(checkpoint)
+        once = await _keys_and_values(raw, prefix)
+        await store.save(checkpoint)
+        await store.save(checkpoint)
+
+        assert await _keys_and_values(raw, prefix) == once
+        assert [m.id for m in await store.list()] == [checkpoint.id]
+        assert await store.load(checkpoint.id) == checkpoint
+
+
+async def test_a_save_into_a_foreign_index_key_writes_nothing(
+    redis_server: str, raw: aioredis.Redis
+) -> None:
+    prefix = _prefix()
+    await raw.set(f"{prefix}:run:run-1", "another program's string")
+    async with RedisCheckpointStore(redis_server, prefix=prefix) as store:
+        with pytest.raises(StorageError, match=f"'{prefix}:run:run-1'.*another type"):
+            await store.save(make_checkpoint(checkpoint_id="cp"))
+
+        assert await store.load("cp") is None
+        assert list(await _keys_and_values(raw, prefix)) == [f"{prefix}:run:run-1"]
+
+
+async def test_a_save_redis_did_not_answer_may_be_applied_and_is_safe_to_retry(
+    own_redis: ServerProcess,
+) -> None:
+    async with RedisCheckpointStore(own_redis.url, retries=1, socket_timeout_s=0.5) as store:
+        first, second = make_checkpoint(superstep=0), make_checkpoint(superstep=1)
+        await store.save(first)  # connected, script cached: the paused save is sent at once
+
+        os.kill(own_redis.pid, signal.SIGSTOP)  # only the redis-server this test started
+        try:
+            with pytest.raises(StorageError) as caught:
+                await store.save(second)
+        finally:
+            os.kill(own_redis.pid, signal.SIGCONT)
+
+        message = str(caught.value)
+        assert "may or may not have been saved" in message
+        assert "saving the same checkpoint again is safe" in message
+        # Redis runs the request it had received once it resumes: the "failed" save lands.
+        for _ in range(100):
+            if await store.load(second.id) is not None:
+                break
+            await asyncio.sleep(0.02)
+        assert await store.load(second.id) == second
+        assert await store.save(second) == second.id
+        assert [m.id for m in await store.list(run_id="run-1")] == [first.id, second.id]
+        assert [m.id for m in await store.list()] == [first.id, second.id]
+        assert await store.load(second.id) == second
+        assert (await store.latest("run-1")) == second

@@ -3,8 +3,9 @@
 The server subscribes, as one member of a queue group, to ``agentic.agent.{id}.run``,
 ``.stream`` and ``.thread`` (so several processes can serve one agent id), and to ``.cancel``
 outside the group (a cancel must reach whichever member runs the request). Served threads keep
-their history in a ``StateStore`` through core's ``StateStoreMessageStore``, so a conversation
-continues across calls, and across processes that share the store. A request's headers may
+their history in a ``StateStore`` through core's ``StateStoreMessageStore`` (over NATS, the KV
+bucket ``agentic_threads`` by default: ``_served_threads``), so a conversation continues across
+calls, restarts, and processes that share the store. A request's headers may
 carry a ``ProxyAgent``'s trace context; the served call runs under it (one trace, with telemetry).
 """
 
@@ -14,7 +15,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Self, TypeVar, cast
+from typing import Any, Literal, Self, TypeVar, cast
 
 import structlog
 from pydantic import BaseModel, ValidationError
@@ -38,6 +39,7 @@ from agentic_bus._agent_wire import (
     describe_validation_error,
     error_info,
 )
+from agentic_bus._served_threads import served_thread_store
 from agentic_bus._subjects import Subjects, subject_token
 from agentic_core import (
     Agent,
@@ -47,7 +49,6 @@ from agentic_core import (
     BusMessage,
     ChatMessage,
     ChatOptions,
-    InMemoryStateStore,
     InvalidSubjectError,
     MessageBus,
     StateStore,
@@ -69,7 +70,7 @@ async def serve_agent(
     bus: MessageBus,
     *,
     queue: str | None = "agents",
-    thread_store: StateStore | None = None,
+    thread_store: StateStore | Literal["memory"] | None = None,
     subjects: Subjects | None = None,
     max_concurrency: int = 16,
     thread_ttl_s: float | None = None,
@@ -79,8 +80,13 @@ async def serve_agent(
     ``ProxyAgent(agent.id, bus)`` in any process on the same bus then calls it. Every server
     started with the same ``queue`` (the default ``"agents"``) shares the requests for one agent
     id; ``queue=None`` makes each server answer every request. Threads a caller names keep their
-    history in ``thread_store`` (in this process by default; give servers on several machines
-    one shared store, a ``NatsKVStateStore`` say, and a thread continues on any of them).
+    history in ``thread_store``: on a ``NatsBus`` by default a ``NatsKVStateStore`` in the KV
+    bucket ``agentic_threads`` on the bus's connection, so a conversation survives the server's
+    restart and continues on any server of the agent (another bucket, or ``replicas=3``: pass
+    ``NatsKVStateStore(bus, bucket=..., replicas=...)``); on core's ``InMemoryBus``, memory.
+    ``thread_store="memory"`` keeps them in this process only, with a warning: a restart
+    forgets them. The server logs where its threads are (``agent_server_started``).
+
     At most ``max_concurrency`` requests run at once; the rest wait on the bus. An agent's
     error goes back to its caller as a ``RemoteAgentError``; the server goes on serving.
 
@@ -100,7 +106,7 @@ async def serve_agent(
         agent,
         bus,
         queue=queue,
-        thread_store=thread_store if thread_store is not None else InMemoryStateStore(),
+        thread_store=await served_thread_store(bus, thread_store, agent.id),
         subjects=subjects or Subjects(),
         max_concurrency=max_concurrency,
         thread_ttl_s=thread_ttl_s,
@@ -142,6 +148,7 @@ class AgentServer:
         self._bus = bus
         self._queue = queue
         self._names = subjects
+        self._thread_store = thread_store
         self._threads = _ServedThreads(thread_store, self._agent_id, thread_ttl_s)
         self._slots = asyncio.Semaphore(max_concurrency)
         self._subscriptions: list[Subscription] = []
@@ -171,6 +178,11 @@ class AgentServer:
     def subjects(self) -> tuple[str, ...]:
         """The subjects listened on: ``run``, ``stream``, ``thread`` and ``cancel``."""
         return tuple(self._names.agent(self._agent_id, k) for k in _KINDS)
+
+    @property
+    def thread_store(self) -> StateStore:
+        """Where the served threads' histories and metadata are kept."""
+        return self._thread_store
 
     @property
     def active(self) -> int:
@@ -209,6 +221,7 @@ class AgentServer:
             agent_id=self._agent_id,
             queue=self._queue,
             subject=self._names.agent_all(self._agent_id),
+            threads=repr(self._thread_store),
         )
 
     async def close(self, *, grace_s: float = 10.0) -> None:

@@ -102,6 +102,8 @@ class CommittingStore:
 
     ``take_outputs(run_id)`` gives the encoded outputs of the superstep just applied (the
     runtime's stash); ``after_commit(checkpoint)`` publishes the committed-log entry.
+    ``run_driver`` is the runtime that owns the store: a run paused here and answered with
+    ``workflow.run(responses=...)`` goes on through it (core's run-driver hook), on workers.
     """
 
     def __init__(
@@ -109,10 +111,13 @@ class CommittingStore:
         inner: CheckpointStore,
         take_outputs: Callable[[str], list[Any] | None],
         after_commit: Callable[[Checkpoint], Awaitable[None]],
+        *,
+        driver: object = None,
     ) -> None:
         self.inner = inner
         self._take_outputs = take_outputs
         self._after_commit = after_commit
+        self.run_driver = driver
 
     def __repr__(self) -> str:
         return f"CommittingStore({self.inner!r})"

@@ -1,17 +1,13 @@
 """NatsRuntime: each superstep's invocations run as tasks on a JetStream work queue.
 
 The engine plans a superstep and applies its results exactly as with ``LocalRuntime``; this
-runtime only moves the invocations to workers and their results back:
+runtime only moves the invocations to workers and their results back (``_gather``: tasks out,
+first stored results back, poison tasks and missing workers turned into errors).
 
-1. subscribe to the superstep's result subjects (before publishing, on the same connection, so
-   no result can be missed);
-2. publish one task per invocation (``Nats-Msg-Id`` = the invocation id: a re-published
-   superstep is deduplicated while its tasks are queued); a run seen for the first time by
-   this runtime first collects results already stored (a coordinator resumed mid-superstep);
-3. wait for one result per task: the first stored result wins (workers publish with
-   "expected last subject sequence 0"); results missed on the core subscription are read back
-   from the stream every second; a task that exhausted ``max_deliver`` (poison) fails the run
-   naming the executor; no worker on the pool for ``worker_wait_s`` fails it naming the pool.
+It also drives whole runs (core's run-driver hook): ``workflow.run(message, runtime=runtime)``
+and ``run_stream`` come to ``NatsRuntime.run``/``run_stream``, which claim the run, commit each
+superstep's checkpoint to NATS KV (fenced) and append its outputs to the committed log; the
+engine runs inside on ``_Tasks``, this runtime seen as a plain ``Runtime``.
 
 With OpenTelemetry on, each task's headers carry the W3C trace context current when the engine
 called ``execute`` (its superstep span), and workers run the invocation under it: a run spread
@@ -22,21 +18,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import time
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
-import structlog
 from nats.aio.client import Client as NatsClient
-from nats.aio.msg import Msg
 from nats.js.client import JetStreamContext
 from nats.js.errors import NotFoundError
 
-from agentic_bus._blobs import BLOB_THRESHOLD, Blobs
+from agentic_bus._blobs import Blobs
 from agentic_bus._commit_log import (
     CommittingStore,
     committed_outputs,
@@ -44,20 +37,17 @@ from agentic_bus._commit_log import (
     publish_committed,
 )
 from agentic_bus._connect import DEFAULT_NATS_URL, connect_nats
-from agentic_bus._errors import CoordinatorFencedError, NoWorkerError
+from agentic_bus._errors import CoordinatorFencedError
+from agentic_bus._gather import Gather
 from agentic_bus._pool import (
-    ADVISORIES_STREAM,
-    MAX_DELIVERIES_ADVISORY,
     RESULTS_STREAM,
     TASKS_STREAM,
     PoolSettings,
-    consumer_name,
     declare_events_stream,
     declare_streams,
     ensure_pool_consumer,
     pool_of,
 )
-from agentic_bus._protocol import TaskMessage, TaskResultMessage
 from agentic_bus._requests import publish_requests, wait_for_responses
 from agentic_bus._subjects import Subjects, subject_token
 from agentic_core import (
@@ -71,7 +61,6 @@ from agentic_core import (
     Workflow,
     WorkflowCompletedEvent,
     WorkflowEvent,
-    WorkflowExecutionError,
     WorkflowGraph,
     WorkflowRunResult,
     WorkflowRunState,
@@ -80,9 +69,6 @@ from agentic_core import (
 )
 
 __all__ = ["NatsRuntime"]
-
-_log = structlog.get_logger("agentic_bus.runtime")
-_POLL_S = 1.0
 
 
 class NatsRuntime:
@@ -142,6 +128,8 @@ class NatsRuntime:
         self._advisories_read: dict[tuple[str, str], int] = {}
         """Per (pool, run): the last AGENTIC_ADVISORIES sequence read (poison found while away)."""
         self._closed = False
+        self._tasks = _Tasks(self)
+        """This runtime as a plain ``Runtime``: what the engine calls inside the runs it drives."""
 
     def __repr__(self) -> str:
         from agentic_bus._urls import redact_urls
@@ -196,7 +184,10 @@ class NatsRuntime:
         # of it, re-published ones included, names the same parent. Stays empty when off.
         trace_headers: dict[str, str] = {}
         inject_trace_context(trace_headers)
-        gather = _Gather(self, js, self._blob_store, workflow, invocations, pools, trace_headers)
+        gather = Gather(
+            self, js, self._blob_store, workflow, invocations, pools, trace_headers,
+            self._advisories_read,
+        )  # fmt: skip
         await gather.subscribe()
         try:
             if run_id not in self._runs_seen:
@@ -220,6 +211,9 @@ class NatsRuntime:
 
     async def checkpoint_store(self) -> CheckpointStore:
         """The runtime's checkpoint store: NATS KV (fenced), logging each committed superstep."""
+        return await self._committing_store()
+
+    async def _committing_store(self) -> CommittingStore:
         if self._store is None:
             from agentic_bus._kv_checkpoints import NatsCheckpointStore
 
@@ -231,7 +225,7 @@ class NatsRuntime:
                 await publish_committed(js, subjects, checkpoint, self._blob_store)
 
             self._store = CommittingStore(
-                NatsCheckpointStore(client), self._take_outputs, after_commit
+                NatsCheckpointStore(client), self._take_outputs, after_commit, driver=self
             )
         return self._store
 
@@ -245,16 +239,40 @@ class NatsRuntime:
     ) -> WorkflowRunResult:
         """``workflow.run`` on workers, checkpointed in NATS KV after every superstep.
 
-        The run is claimed by this coordinator (a fencing epoch): if another process resumes it,
+        The same run as ``workflow.run(message, runtime=runtime)``, which comes here too. The
+        run is claimed by this coordinator (a fencing epoch): if another process resumes it,
         this one stops at its next commit with ``CoordinatorFencedError``. Its outputs are also
         appended to the committed log (``committed_outputs``) as each superstep commits.
+        ``kwargs`` are ``workflow.run``'s: ``checkpoint_id`` must name the run's last commit
+        (or come with ``fork=True``); ``checkpoint_store`` can only be this runtime's own.
 
         A run that pauses on requests publishes them on NATS (``agentic.workflow.<run>.request.
         <id>``); with ``wait_for_responses_s`` this coordinator waits that long for answers sent
         with ``answer_request`` from any process and resumes the run when all have come.
         """
-        result = await self._drive(workflow, message, **kwargs)
+        resolved = await self._resolve(message, _RunOptions(**kwargs))
+        result = await self._drive(workflow, message, **resolved.engine_kwargs())
         return await self._after_pause(workflow, result, wait_for_responses_s)
+
+    async def drive_run(
+        self,
+        workflow: Workflow,
+        message: Any,
+        *,
+        checkpoint_id: str | None,
+        checkpoint_store: CheckpointStore | None,
+        responses: Mapping[str, Any] | None,
+        max_supersteps: int | None,
+        fork: bool,
+        update_state: Mapping[str, Any] | None,
+    ) -> WorkflowRunResult:
+        """What ``workflow.run(..., runtime=self)`` calls (core's run-driver hook): ``run``,
+        without waiting for answers to the requests a paused run publishes."""
+        return await self.run(
+            workflow, message, checkpoint_id=checkpoint_id, checkpoint_store=checkpoint_store,
+            responses=responses, max_supersteps=max_supersteps, fork=fork,
+            update_state=update_state,
+        )  # fmt: skip
 
     async def resume(
         self,
@@ -291,18 +309,20 @@ class NatsRuntime:
         ``NatsEventSink.record`` of it stores what a crash cannot take back. A run that pauses
         publishes its pending requests when the stream ends (answer them with
         ``resume(..., responses=...)`` or ``run_stream(..., resume_run_id=..., responses=...)``).
+        ``workflow.run_stream(message, runtime=runtime)`` is the same stream.
         """
-        store = await self.checkpoint_store()
         if resume_run_id is not None:
             checkpoint = await self._prepare_resume(resume_run_id)
             kwargs = {**kwargs, "checkpoint_id": checkpoint.id, "responses": responses}
-        elif responses is not None:
-            raise ValueError("responses answer a paused run: pass resume_run_id= as well")
+        else:
+            resolved = await self._resolve(message, _RunOptions(responses=responses, **kwargs))
+            kwargs = resolved.engine_kwargs()
+        store = await self._committing_store()
         run_id: str | None = None
         requests: dict[str, RequestInfoEvent] = {}
         try:
             async for event in workflow.run_stream(
-                message, runtime=self, checkpoint_store=store, **kwargs
+                message, runtime=self._tasks, checkpoint_store=store, **kwargs
             ):
                 if isinstance(event, WorkflowStartedEvent):
                     run_id = event.run_id
@@ -324,6 +344,81 @@ class NatsRuntime:
             if run_id is not None:
                 self._fenced_runs.discard(run_id)
 
+    def drive_run_stream(
+        self,
+        workflow: Workflow,
+        message: Any,
+        *,
+        checkpoint_id: str | None,
+        checkpoint_store: CheckpointStore | None,
+        responses: Mapping[str, Any] | None,
+        max_supersteps: int | None,
+        fork: bool,
+        update_state: Mapping[str, Any] | None,
+    ) -> AsyncIterator[WorkflowEvent]:
+        """What ``workflow.run_stream(..., runtime=self)`` calls (core's run-driver hook):
+        ``run_stream``."""
+        return self.run_stream(
+            workflow, message, checkpoint_id=checkpoint_id, checkpoint_store=checkpoint_store,
+            responses=responses, max_supersteps=max_supersteps, fork=fork,
+            update_state=update_state,
+        )  # fmt: skip
+
+    async def _resolve(self, message: Any, options: _RunOptions) -> _RunOptions:
+        """``workflow.run``'s keywords as this runtime gives them meaning, or a clear error.
+
+        ``checkpoint_store``: only this runtime's own (a run must commit where any process can
+        resume it, fenced). ``checkpoint_id`` without ``fork``: the run's last commit, claimed
+        here (a resume). ``responses`` need a ``checkpoint_id`` (``workflow.run`` finds it for
+        a run paused in this process).
+        """
+        if self._closed:  # a run it paused is answered through it (workflow.send_responses)
+            raise BusError(
+                "the NatsRuntime was closed: continue its runs with NatsRuntime.resume(workflow, "
+                "run_id, responses=...) on an open one"
+            )
+        if message is not None and options.checkpoint_id is not None:  # before any claim
+            raise ValueError(
+                "pass either a message (a new run) or a checkpoint_id (resume), not both"
+            )
+        store = await self._committing_store()
+        given = options.checkpoint_store
+        if given is not None and given is not store and given is not store.inner:
+            raise ValueError(
+                f"checkpoint_store={given!r}: a NatsRuntime commits a run's checkpoints to its "
+                f"own NATS KV store ({store.inner!r}), fenced, where any process can resume the "
+                "run; drop checkpoint_store= (read the run's checkpoints from "
+                "`await runtime.checkpoint_store()`)"
+            )
+        if options.checkpoint_id is None:
+            if options.responses:
+                raise ValueError(
+                    "responses answer a paused run: NatsRuntime.resume(workflow, run_id, "
+                    "responses=...), or workflow.run(responses=..., runtime=runtime) in the "
+                    "process where it paused"
+                )
+            return options
+        if options.fork:
+            return options  # a new run from there: the original run is left as it is
+        checkpoint = await store.load(options.checkpoint_id)
+        if checkpoint is None:
+            raise CheckpointError(
+                f"no checkpoint with id {options.checkpoint_id!r} in NATS KV ({store.inner!r})"
+            )
+        latest = await store.latest(checkpoint.run_id)
+        if latest is not None and latest.id == checkpoint.id:
+            latest = await self._prepare_resume(checkpoint.run_id)  # claims the run
+        if latest is None or latest.id != checkpoint.id:
+            last = "none" if latest is None else repr(latest.id)
+            raise CheckpointError(
+                f"checkpoint {checkpoint.id!r} is not the last commit of run "
+                f"{checkpoint.run_id} (that is {last}): a NatsRuntime continues a run only from "
+                "its last commit, so that no output is committed twice; continue it with "
+                "NatsRuntime.resume(workflow, run_id), or start a new run from this checkpoint "
+                "with fork=True"
+            )
+        return options
+
     async def _prepare_resume(self, run_id: str) -> Checkpoint:
         """Claim ``run_id`` and find its last commit (re-publishing its log entry if lost)."""
         store = await self.checkpoint_store()
@@ -343,10 +438,12 @@ class NatsRuntime:
 
     async def _drive(self, workflow: Workflow, message: Any, **kwargs: Any) -> WorkflowRunResult:
         """``workflow.run`` on this runtime, claimed, checkpointed and logged per superstep."""
-        store = await self.checkpoint_store()
+        store = await self._committing_store()
         token = _FENCED.set(True)
         try:
-            return await workflow.run(message, runtime=self, checkpoint_store=store, **kwargs)
+            return await workflow.run(
+                message, runtime=self._tasks, checkpoint_store=store, **kwargs
+            )
         except CheckpointError as exc:
             raise _fenced_cause(exc) from exc.__cause__
         finally:
@@ -477,6 +574,43 @@ class _Recent:
         self._ids.pop(run_id, None)
 
 
+class _Tasks:
+    """A ``NatsRuntime`` seen as a plain ``Runtime`` (``execute`` only, no run-driver hook):
+    the engine runs on it inside the runs the ``NatsRuntime`` drives, so nothing recurses."""
+
+    __slots__ = ("_runtime",)
+
+    def __init__(self, runtime: NatsRuntime) -> None:
+        self._runtime = runtime
+
+    async def execute(
+        self, workflow: WorkflowGraph, invocations: Sequence[Invocation]
+    ) -> list[InvocationResult]:
+        return await self._runtime.execute(workflow, invocations)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _RunOptions:
+    """``workflow.run``'s keywords (``runtime`` aside) for a run this runtime drives."""
+
+    checkpoint_id: str | None = None
+    checkpoint_store: CheckpointStore | None = None
+    responses: Mapping[str, Any] | None = None
+    max_supersteps: int | None = None
+    fork: bool = False
+    update_state: Mapping[str, Any] | None = None
+
+    def engine_kwargs(self) -> dict[str, Any]:
+        """The keywords for the engine (the store is the runtime's own, passed apart)."""
+        return {
+            "checkpoint_id": self.checkpoint_id,
+            "responses": self.responses,
+            "max_supersteps": self.max_supersteps,
+            "fork": self.fork,
+            "update_state": self.update_state,
+        }
+
+
 _FENCED: ContextVar[bool] = ContextVar("agentic_bus_fenced", default=False)
 """Set while ``NatsRuntime.run``/``resume`` drive a run: its supersteps are claimed and logged."""
 
@@ -491,286 +625,7 @@ class _Stash:
         self.outputs: dict[tuple[str, int | None], list[Any]] = {}
 
 
-def _advisory_subject(pool: str, subjects: Subjects) -> str:
-    """The server's max-deliveries advisory subject for ``pool``'s consumer."""
-    return f"{MAX_DELIVERIES_ADVISORY}.{TASKS_STREAM}.{consumer_name(pool, subjects)}"
-
-
 def _fenced_cause(exc: CheckpointError) -> BaseException:
     """The ``CoordinatorFencedError`` the engine wrapped in a ``CheckpointError``, else ``exc``."""
     cause = exc.__cause__
     return cause if isinstance(cause, CoordinatorFencedError) else exc
-
-
-class _Gather:
-    """One superstep on the wire: its tasks out, their first results back."""
-
-    def __init__(
-        self,
-        runtime: NatsRuntime,
-        js: JetStreamContext,
-        blobs: Blobs,
-        workflow: WorkflowGraph,
-        invocations: Sequence[Invocation],
-        pools: dict[str, str],
-        trace_headers: Mapping[str, str],
-    ) -> None:
-        self.runtime = runtime
-        self.js = js
-        self.blobs = blobs
-        self.workflow = workflow
-        self.invocations = list(invocations)
-        self.pools = pools
-        self.trace_headers = trace_headers
-        """``traceparent``/``tracestate`` for every task message; empty when telemetry is off."""
-        self.run_id = invocations[0].run_id
-        self.superstep = invocations[0].superstep
-        loop = asyncio.get_running_loop()
-        self.waiting: dict[str, asyncio.Future[TaskResultMessage]] = {
-            inv.invocation_id: loop.create_future() for inv in invocations
-        }
-        self.by_task = {inv.invocation_id: inv for inv in invocations}
-        self.failure: asyncio.Future[BaseException] = loop.create_future()
-        self.subscriptions: list[Any] = []
-        self.last_progress = time.monotonic()
-        subjects = runtime.subjects
-        self.result_subjects = {
-            inv.invocation_id: subjects.result(
-                self.run_id, self.superstep, inv.executor_id, inv.attempt, inv.index
-            )
-            for inv in invocations
-        }
-
-    async def subscribe(self) -> None:
-        client = await self.runtime.client()
-        subjects = self.runtime.subjects
-        pattern = f"{subjects.prefix}.result.{subject_token(self.run_id)}.{self.superstep}.>"
-        self.subscriptions.append(await client.subscribe(pattern, cb=self._on_result))  # pyright: ignore[reportUnknownMemberType]
-        for pool in set(self.pools.values()):
-            advisory = _advisory_subject(pool, self.runtime.subjects)
-            self.subscriptions.append(await client.subscribe(advisory, cb=self._on_advisory))  # pyright: ignore[reportUnknownMemberType]
-        if any(inv.live is not None for inv in self.invocations):
-            live = subjects.live_all(self.run_id)
-            self.subscriptions.append(await client.subscribe(live, cb=self._on_live))  # pyright: ignore[reportUnknownMemberType]
-
-    async def unsubscribe(self) -> None:
-        for subscription in self.subscriptions:
-            with contextlib.suppress(Exception):
-                await subscription.unsubscribe()
-
-    async def collect_stored(self) -> None:
-        js = self.js
-        await asyncio.gather(*(self._read_stored(js, task_id) for task_id in self.waiting))
-        await self._scan_advisories(js)
-
-    async def publish_missing(
-        self, *, fresh_ids: bool = False, pools: set[str] | None = None
-    ) -> None:
-        js = self.js
-        subjects = self.runtime.subjects
-        registry = self.workflow.type_registry
-        fingerprint = self.workflow.fingerprint()
-        publishes: list[Any] = []
-        for inv in self.invocations:
-            task_id = inv.invocation_id
-            if self.waiting[task_id].done():
-                continue
-            if pools is not None and self.pools[inv.executor_id] not in pools:
-                continue
-            encoded = registry.encode(inv.to_data())
-            task = TaskMessage(
-                task_id=task_id, run_id=self.run_id, workflow_name=self.workflow.name,
-                fingerprint=fingerprint, invocation=encoded, live=inv.live is not None,
-                result_subject=self.result_subjects[task_id],
-            )  # fmt: skip
-            body = task.model_dump_json().encode()
-            if len(body) > BLOB_THRESHOLD:
-                data = json.dumps(encoded, separators=(",", ":")).encode()
-                ref = await self.blobs.put(
-                    f"task.{subject_token(self.run_id)}.{uuid.uuid4().hex}", data
-                )
-                body = (
-                    task.model_copy(update={"invocation": None, "blob": ref})
-                    .model_dump_json()
-                    .encode()
-                )
-            subject = subjects.task(
-                self.pools[inv.executor_id], self.run_id, self.superstep, inv.executor_id
-            )
-            msg_id = f"{task_id}:{uuid.uuid4().hex[:8]}" if fresh_ids else task_id
-            headers = {"Nats-Msg-Id": msg_id}
-            if self.trace_headers:
-                headers.update(self.trace_headers)
-            publishes.append(js.publish(subject, body, headers=headers))
-        if publishes:
-            await asyncio.gather(*publishes)
-
-    async def wait(self) -> list[InvocationResult]:
-        js = self.js
-        pending = {f for f in self.waiting.values() if not f.done()}
-        while pending:
-            done, pending = await asyncio.wait(
-                pending | {self.failure}, timeout=_POLL_S, return_when=asyncio.FIRST_COMPLETED
-            )
-            if self.failure.done():
-                raise self.failure.result()
-            pending.discard(self.failure)
-            if done:
-                self.last_progress = time.monotonic()
-                continue
-            missing = [t for t, f in self.waiting.items() if not f.done()]
-            await asyncio.gather(*(self._read_stored(js, task_id) for task_id in missing))
-            await self._scan_advisories(js)
-            if self.failure.done():
-                raise self.failure.result()
-            pending = {f for f in self.waiting.values() if not f.done()}
-            if pending and time.monotonic() - self.last_progress > self.runtime.worker_wait_s:
-                await self._check_workers(js)
-        return [await self._decode(inv) for inv in self.invocations]
-
-    # -- callbacks and helpers ------------------------------------------------------------------
-
-    def _accept(self, data: bytes) -> None:
-        try:
-            message = TaskResultMessage.model_validate_json(data)
-        except ValueError:
-            _log.warning("runtime_bad_result", run=self.run_id)
-            return
-        future = self.waiting.get(message.task_id)
-        if future is None or future.done():
-            return  # another superstep's, or a duplicate (first result wins)
-        if message.status == "incompatible":
-            inv = self.by_task[message.task_id]
-            self._fail(
-                WorkflowExecutionError(
-                    f"executor {inv.executor_id!r} in superstep {self.superstep} cannot run on "
-                    f"worker {message.worker_id}: {message.error}",
-                    executor_id=inv.executor_id,
-                    superstep=self.superstep,
-                )
-            )
-            return
-        future.set_result(message)
-
-    async def _on_result(self, msg: Msg) -> None:
-        self._accept(msg.data)
-
-    async def _read_stored(self, js: JetStreamContext, task_id: str) -> None:
-        if self.waiting[task_id].done():
-            return
-        try:
-            stored = await js.get_last_msg(RESULTS_STREAM, self.result_subjects[task_id])
-        except NotFoundError:
-            return
-        except Exception as exc:  # noqa: BLE001 - the server is away: the next poll retries
-            _log.debug("runtime_poll_failed", error=repr(exc))
-            return
-        if stored.data:
-            self._accept(stored.data)
-
-    async def _on_advisory(self, msg: Msg) -> None:
-        await self._poisoned(msg.data)
-
-    async def _scan_advisories(self, js: JetStreamContext) -> None:
-        """Advisories stored while nobody listened (this coordinator was down): read once."""
-        cursors = self.runtime._advisories_read  # pyright: ignore[reportPrivateUsage]
-        for pool in set(self.pools.values()):
-            subject = _advisory_subject(pool, self.runtime.subjects)
-            key = (pool, self.run_id)
-            while True:
-                try:
-                    stored = await js.get_msg(  # pyright: ignore[reportUnknownMemberType]
-                        ADVISORIES_STREAM, seq=cursors.get(key, 0) + 1, next=True, subject=subject
-                    )
-                except NotFoundError:
-                    break
-                except Exception as exc:  # noqa: BLE001 - the server is away: next poll
-                    _log.debug("runtime_advisories_unreadable", error=repr(exc))
-                    return
-                cursors[key] = stored.seq or cursors.get(key, 0) + 1
-                if len(cursors) > 4096:  # bounded like _Recent: a forgotten run rescans once
-                    del cursors[next(iter(cursors))]
-                await self._poisoned(stored.data or b"")
-
-    async def _poisoned(self, data: bytes) -> None:
-        """A max-deliveries advisory: fail the run if it names one of this superstep's tasks."""
-        try:
-            advisory = json.loads(data)
-            sequence = int(advisory["stream_seq"])
-            deliveries = int(advisory.get("deliveries", 0))
-        except (ValueError, KeyError, TypeError):
-            return
-        js = self.js
-        try:
-            stored = await js.get_msg(TASKS_STREAM, sequence)
-            task = TaskMessage.model_validate_json(stored.data or b"")
-        except Exception:  # noqa: BLE001 - gone already, or not a task of ours
-            return
-        inv = self.by_task.get(task.task_id)
-        if inv is None or self.waiting[task.task_id].done():
-            return
-        with contextlib.suppress(Exception):
-            await js.delete_msg(TASKS_STREAM, sequence)
-        max_deliver = self.runtime.settings.max_deliver
-        self._fail(
-            WorkflowExecutionError(
-                f"executor {inv.executor_id!r} in superstep {self.superstep} crashed or hung "
-                f"its worker {deliveries or max_deliver} times (max_deliver={max_deliver}); "
-                f"task {task.task_id} was removed from the queue",
-                executor_id=inv.executor_id,
-                superstep=self.superstep,
-            )
-        )
-
-    async def _on_live(self, msg: Msg) -> None:
-        try:
-            data = json.loads(msg.data)
-            executor_id = data["executor_id"]
-            event = self.workflow.type_registry.decode(data["event"])
-        except Exception:  # noqa: BLE001 - best effort: a broken update is dropped
-            return
-        for inv in self.invocations:
-            if inv.executor_id == executor_id and inv.live is not None:
-                inv.live(event)
-                return
-
-    def _fail(self, error: BaseException) -> None:
-        if not self.failure.done():
-            self.failure.set_result(error)
-
-    async def _check_workers(self, js: JetStreamContext) -> None:
-        """No progress for ``worker_wait_s``: no worker on a pool is an error; idle workers
-        with nothing queued or in flight mean our tasks are gone (purged by a cancelled
-        coordinator, whose message ids still dedupe a re-publish): publish them afresh."""
-        lost: list[str] = []
-        for pool in sorted(set(self.pools.values())):
-            try:
-                info = await js.consumer_info(
-                    TASKS_STREAM, consumer_name(pool, self.runtime.subjects)
-                )
-            except Exception:  # noqa: BLE001 - the server is away: an outage is not "no worker"
-                return
-            if info.num_waiting or info.num_ack_pending:
-                if info.num_waiting and not info.num_ack_pending and not info.num_pending:
-                    lost.append(pool)
-                continue
-            executors = sorted(e for e, p in self.pools.items() if p == pool)
-            raise NoWorkerError(
-                f"no worker serves pool {pool!r} (executors {', '.join(executors)} of workflow "
-                f"{self.workflow.name!r}, superstep {self.superstep}): nothing took its tasks for "
-                f"{self.runtime.worker_wait_s:g} s; start one with Worker(...) or "
-                f"`agentic-worker MODULE:FACTORY --nats URL`",
-                executor_id=executors[0] if executors else None,
-                superstep=self.superstep,
-            )
-        self.last_progress = time.monotonic()  # workers are there, busy or idle
-        if lost:
-            _log.warning("runtime_tasks_republished", run=self.run_id, pools=lost)
-            await self.publish_missing(fresh_ids=True, pools=set(lost))
-
-    async def _decode(self, inv: Invocation) -> InvocationResult:
-        message = self.waiting[inv.invocation_id].result()
-        encoded: Any = message.result
-        if message.blob is not None:
-            encoded = json.loads(await self.blobs.get(message.blob))
-        return InvocationResult.from_data(self.workflow.type_registry.decode(encoded))

@@ -1,6 +1,7 @@
 """Worker: runs a workflow's executor invocations taken from its pool's work queue.
 
-Per task: decode, refuse a task of another graph or protocol (``incompatible`` + ``term``),
+Per task: decode, refuse a task of another graph or protocol, or one that does not decode
+(tampered: ``SerializationError``), at once (``incompatible`` + ``term``, never retried),
 skip a redelivered task whose result is already stored, heartbeat (``in_progress``) while the
 executor runs, store the result on its own subject with "expected last subject sequence 0"
 (the first result of a task wins, forever), and only then ack. A worker killed at any point
@@ -263,9 +264,14 @@ class Worker:
         invocation: Invocation | None = None
         if problem is None:
             try:
-                invocation = await self._invocation(task, blobs)
-            except SerializationError as exc:  # types this worker's code does not define
-                problem = f"worker {self.worker_id} cannot decode the task: {exc}"
+                invocation = self._decode_invocation(await self._encoded_invocation(task, blobs))
+            except SerializationError as exc:
+                # Types this worker's code does not define, or a tampered task: no delivery can
+                # decode it, so it is refused at once rather than retried as if we had crashed.
+                problem = (
+                    f"worker {self.worker_id} cannot decode the task (SerializationError, "
+                    f"not retried): {exc}"
+                )
             except Exception as exc:  # noqa: BLE001 - the claim check is away: retried later
                 log.warning("worker_task_unreadable", error=f"{type(exc).__name__}: {exc}")
                 with contextlib.suppress(Exception):
@@ -370,11 +376,27 @@ class Worker:
             )
         return None
 
-    async def _invocation(self, task: TaskMessage, blobs: Blobs) -> Invocation:
-        encoded: Any = task.invocation
+    async def _encoded_invocation(self, task: TaskMessage, blobs: Blobs) -> Any:
+        """The task's encoded invocation: in the task, or the claim check's bytes from KV."""
         if task.blob is not None:
-            encoded = json.loads(await blobs.get(task.blob))
-        return Invocation.from_data(self.workflow.type_registry.decode(encoded))
+            return await blobs.get(task.blob)
+        return task.invocation
+
+    def _decode_invocation(self, encoded: Any) -> Invocation:
+        """The invocation (from the task's JSON, or a claim check's bytes), or
+        ``SerializationError`` for anything that does not decode to one."""
+        try:
+            data = json.loads(encoded) if isinstance(encoded, bytes) else encoded
+        except ValueError as exc:
+            raise SerializationError(f"malformed serialized data: not JSON ({exc})") from exc
+        decoded = self.workflow.type_registry.decode(data)
+        try:
+            return Invocation.from_data(decoded)
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise SerializationError(
+                f"malformed serialized data: not an invocation ({type(exc).__name__}: "
+                f"{str(exc)[:200]})"
+            ) from exc
 
     async def _encode_result(
         self,

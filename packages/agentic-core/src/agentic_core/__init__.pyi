@@ -55,6 +55,7 @@ from agentic_core.graph._runtime import LocalRuntime as LocalRuntime
 from agentic_core.graph._runtime import SerializingRuntime as SerializingRuntime
 from agentic_core.graph._serialization import TypeRegistry as TypeRegistry
 from agentic_core.graph._subworkflow import SubWorkflowExecutor as SubWorkflowExecutor
+from agentic_core.graph._workflow import RunDriver as RunDriver
 from agentic_core.graph._workflow import Workflow as Workflow
 from agentic_core.graph._workflow import WorkflowRunResult as WorkflowRunResult
 from agentic_core.protocols._agent import Agent as Agent

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-import time
+from datetime import UTC, datetime
 from typing import TypeVar, cast
 
 import redis.asyncio as aioredis
@@ -11,7 +11,7 @@ import redis.exceptions as redis_errors
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
-from agentic_core import Checkpoint, CheckpointError, CheckpointMetadata
+from agentic_core import Checkpoint, CheckpointError, CheckpointMetadata, StorageError
 from agentic_core.stores import checkpoint_order
 from agentic_storage._codec import ForeignValueError, decode_text, encode_text
 from agentic_storage._redis_checkpoint_scripts import DELETE_IDS, DELETE_RUN, SAVE, LuaScript
@@ -30,6 +30,10 @@ class RedisCheckpointStore(RedisBacked):
 
     ``save`` is one Lua script writing the checkpoint and every index entry, so Redis applies it
     whole or not at all; ``delete``, ``delete_all`` and ``cleanup_keep_last`` are scripts too.
+    A save is idempotent by checkpoint id: when Redis does not answer in time (paused,
+    overloaded, a connection cut), ``save`` raises ``StorageError`` saying the checkpoint may or
+    may not have been saved, since Redis can still apply the request it received; saving the same
+    checkpoint again is always safe and leaves exactly one entry.
     ``list`` and ``latest`` read only the small metadata kept beside each checkpoint. A
     checkpoint whose JSON is over ``compress_above_bytes`` is stored zstd-compressed; one still
     over ``max_value_bytes`` is refused with ``CheckpointError`` before anything is written.
@@ -99,9 +103,14 @@ class RedisCheckpointStore(RedisBacked):
     async def save(self, checkpoint: Checkpoint) -> str:
         """Write the checkpoint and its index entries in one atomic script; returns its id.
 
+        Saving a checkpoint id again overwrites it with the same entries (the index scores come
+        from the checkpoint, not the clock), so retrying a save is always safe.
+
         Raises:
-            CheckpointError: it holds a value that is not JSON-able, or it is too large.
-            StorageError: Redis is unreachable (nothing was written).
+            CheckpointError: it holds a value that is not JSON-able, or it is too large
+                (nothing was written).
+            StorageError: Redis did not answer: the save may or may not have been applied,
+                now or once Redis resumes; retry ``save`` with the same checkpoint.
         """
         try:
             text = checkpoint.model_dump_json()
@@ -121,7 +130,7 @@ class RedisCheckpointStore(RedisBacked):
         meta = checkpoint.to_metadata().model_dump_json()
         key = self.checkpoint_key(checkpoint.id)
         client = await self._connection.client()
-        with self._connection.errors(key=key):
+        try:
             await _run_script(
                 client,
                 SAVE,
@@ -137,13 +146,29 @@ class RedisCheckpointStore(RedisBacked):
                 checkpoint.run_id,
                 checkpoint.workflow_id,
                 checkpoint.superstep,
-                time.time(),
+                _epoch_s(checkpoint.created_at),
                 self._ttl_ms,
                 self._cp,
                 self._run,
                 self._workflow,
             )
+        except (redis_errors.ConnectionError, redis_errors.TimeoutError) as exc:
+            raise self._save_maybe_applied(checkpoint, exc, key) from exc
+        except redis_errors.RedisError as exc:
+            raise self._connection.storage_error(exc, key=_foreign_key(exc) or key) from exc
         return checkpoint.id
+
+    def _save_maybe_applied(
+        self, checkpoint: Checkpoint, exc: redis_errors.RedisError, key: str
+    ) -> StorageError:
+        # The script may have reached Redis before the connection failed or timed out (a
+        # paused or overloaded server runs it later): say so, and that a retry is safe.
+        cause = self._connection.storage_error(exc, key=key)
+        return StorageError(
+            f"{cause} Checkpoint {checkpoint.id!r} may or may not have been saved (Redis may "
+            "still apply a request it received): saving the same checkpoint again is safe, a "
+            "save is idempotent by checkpoint id"
+        )
 
     async def load(self, checkpoint_id: str) -> Checkpoint | None:
         """The checkpoint with this id, or None if the store has none.
@@ -262,6 +287,19 @@ class RedisCheckpointStore(RedisBacked):
             f"Redis key {key!r} at {self._connection.label} does not hold a valid checkpoint: "
             f"{why}; delete the key or restore it"
         )
+
+
+def _foreign_key(exc: redis_errors.RedisError) -> str | None:
+    """The key ``SAVE`` refused as holding another type (its ``WRONGTYPE key K holds a T``)."""
+    text = str(exc)
+    if not text.startswith("WRONGTYPE key ") or " holds a " not in text:
+        return None
+    return text.removeprefix("WRONGTYPE key ").rpartition(" holds a ")[0]
+
+
+def _epoch_s(moment: datetime) -> float:
+    """``moment`` in seconds since the epoch (a naive time read as UTC, as ``checkpoint_order``)."""
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
 async def _run_script(

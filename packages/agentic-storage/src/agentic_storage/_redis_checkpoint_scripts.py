@@ -6,8 +6,13 @@ Key layout under the store's prefix ``p`` (ids and names are used verbatim after
 - ``p:cp:{id}``: a hash: ``data`` (the tagged, maybe compressed checkpoint JSON), ``meta``
   (its ``CheckpointMetadata`` JSON), ``run_id``, ``workflow_id``.
 - ``p:run:{run_id}``: a sorted set of the run's checkpoint ids, scored by superstep.
-- ``p:workflow:{workflow_id}``: a sorted set of the workflow's checkpoint ids, scored by save time.
-- ``p:index``: a sorted set of every checkpoint id, scored by save time.
+- ``p:workflow:{workflow_id}``: a sorted set of the workflow's checkpoint ids, scored by the
+  checkpoint's ``created_at``.
+- ``p:index``: a sorted set of every checkpoint id, scored by ``created_at``.
+
+Every entry is keyed by checkpoint id and every value comes from the checkpoint itself, so
+running ``SAVE`` again for the same checkpoint (a retry after a timeout, or a request Redis
+applies late) leaves exactly what one run leaves.
 
 The scripts touch keys derived from stored fields (a re-saved id's old run), which a Redis
 Cluster would refuse: the store targets a standalone server or a primary with replicas.
@@ -34,9 +39,17 @@ class LuaScript:
 
 
 # KEYS: cp key, run zset, workflow zset, index zset.
-# ARGV: id, data, meta, run_id, workflow_id, superstep, time score, ttl ms (0: none),
+# ARGV: id, data, meta, run_id, workflow_id, superstep, created_at score, ttl ms (0: none),
 #       cp key prefix, run key prefix, workflow key prefix.
+# Redis does not undo a script's writes when a later command fails: the key types are checked
+# before anything is written, so a foreign key under the prefix leaves no half-indexed save.
 SAVE = LuaScript("""
+for i, expected in ipairs({'hash', 'zset', 'zset', 'zset'}) do
+  local found = redis.call('TYPE', KEYS[i])['ok']
+  if found ~= 'none' and found ~= expected then
+    return redis.error_reply('WRONGTYPE key ' .. KEYS[i] .. ' holds a ' .. found)
+  end
+end
 local old = redis.call('HMGET', KEYS[1], 'run_id', 'workflow_id')
 if old[1] and old[1] ~= ARGV[4] then redis.call('ZREM', ARGV[10] .. old[1], ARGV[1]) end
 if old[2] and old[2] ~= ARGV[5] then redis.call('ZREM', ARGV[11] .. old[2], ARGV[1]) end

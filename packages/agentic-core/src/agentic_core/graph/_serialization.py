@@ -220,45 +220,71 @@ class TypeRegistry:
         )
 
     def decode(self, data: Any) -> Any:
-        """The value that ``encode`` turned into ``data``."""
+        """The value that ``encode`` turned into ``data``.
+
+        Raises:
+            SerializationError: ``data`` is not something ``encode`` makes (a tag of an unknown
+                type, a tagged value of the wrong shape), naming what is wrong. Nothing else:
+                a tampered message is refused as such, never mistaken for a crash.
+        """
+        try:
+            return self._decode(data)
+        except RecursionError:
+            raise _malformed("nested too deeply") from None
+
+    def _decode(self, data: Any) -> Any:
         cls = type(data)
         if cls is list:
-            return [self.decode(v) for v in data]
+            return [self._decode(v) for v in data]
         if cls is not dict:
             return data
-        tag = data.get(_TAG)
-        if tag is None:
-            return {k: self.decode(v) for k, v in data.items()}
-        raw = data[_VALUE]
+        if _TAG not in data:
+            return {k: self._decode(v) for k, v in data.items()}
+        tag, raw = _tagged(data)
         match tag:
             case "dict":
-                return {self.decode(k): self.decode(v) for k, v in raw}
+                return self._decode_dict(raw)
             case "tuple":
-                return tuple(self.decode(v) for v in raw)
+                return tuple(self._decode(v) for v in _items(tag, raw))
             case "set":
-                return {self.decode(v) for v in raw}
+                return _built(tag, set, [self._decode(v) for v in _items(tag, raw)])
             case "bytes":
-                return base64.b64decode(raw)
+                return _built(
+                    tag, functools.partial(base64.b64decode, validate=True), _text(tag, raw)
+                )
             case "datetime":
-                return datetime.fromisoformat(raw)
+                return _built(tag, datetime.fromisoformat, _text(tag, raw))
             case "date":
-                return date.fromisoformat(raw)
+                return _built(tag, date.fromisoformat, _text(tag, raw))
             case "uuid":
-                return UUID(raw)
+                return _built(tag, UUID, _text(tag, raw))
             case "type":
-                return self._decode_type(raw)
+                return self._decode_type(_text(tag, raw))
             case _:
                 return self._decode_registered(tag, raw)
 
+    def _decode_dict(self, raw: Any) -> dict[Any, Any]:
+        pairs = _items("dict", raw)
+        if not all(type(p) is list and len(p) == 2 for p in pairs):
+            raise _malformed(f"a 'dict' value must be [key, value] pairs, got {_brief(raw)}")
+        items = [(self._decode(k), self._decode(v)) for k, v in pairs]
+        return _built("dict", dict, items)
+
     def _decode_registered(self, tag: str, raw: Any) -> Any:
         cls = self.lookup(tag)
+        if issubclass(cls, Enum):
+            value = self._decode(raw)
+        elif type(raw) is dict:
+            value = {k: self._decode(v) for k, v in raw.items()}
+        else:
+            raise _malformed(f"the fields of a {tag!r} must be an object, got {_brief(raw)}")
         try:
-            if issubclass(cls, BaseModel):
-                return cls.model_validate({k: self.decode(v) for k, v in raw.items()}, by_name=True)
             if issubclass(cls, Enum):
-                return cls(self.decode(raw))
-            return cls(**{k: self.decode(v) for k, v in raw.items()})
-        except (ValueError, TypeError, AttributeError) as exc:
+                return cls(value)
+            if issubclass(cls, BaseModel):
+                return cls.model_validate(value, by_name=True)
+            return cls(**value)
+        except Exception as exc:  # a user class may refuse the data any way it likes
             raise SerializationError(f"cannot decode a {tag!r}: {exc}") from exc
 
     def _decode_type(self, name: str) -> type:
@@ -279,6 +305,48 @@ class TypeRegistry:
 _NAMED_TYPES: dict[str, type] = {
     t.__name__: t for t in (str, int, float, bool, list, dict, tuple, bytes, set, type(None))
 } | {"Any": object}
+
+
+def _malformed(what: str) -> SerializationError:
+    return SerializationError(f"malformed serialized data: {what}")
+
+
+def _brief(value: Any) -> str:
+    """``repr(value)``, cut short: a message names the bad value, it does not echo a payload."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _tagged(data: dict[str, Any]) -> tuple[str, Any]:
+    """The tag and value of a tagged ``{"$t": tag, "v": value}``, checked."""
+    tag = data[_TAG]
+    if type(tag) is not str:
+        raise _malformed(f"a type tag must be a string, got {_brief(tag)}")
+    if len(data) != 2 or _VALUE not in data:
+        raise _malformed(
+            f"a {tag!r} value must have exactly the keys '$t' and 'v', got {_brief(list(data))}"
+        )
+    return tag, data[_VALUE]
+
+
+def _items(tag: str, raw: Any) -> list[Any]:
+    if type(raw) is not list:
+        raise _malformed(f"a {tag!r} value must be a list, got {_brief(raw)}")
+    return raw
+
+
+def _text(tag: str, raw: Any) -> str:
+    if type(raw) is not str:
+        raise _malformed(f"a {tag!r} value must be a string, got {_brief(raw)}")
+    return raw
+
+
+def _built(tag: str, build: Any, raw: Any) -> Any:
+    """``build(raw)``, its ``ValueError`` or ``TypeError`` (unhashable keys) as malformed data."""
+    try:
+        return build(raw)
+    except (ValueError, TypeError) as exc:
+        raise _malformed(f"not a valid {tag!r} value ({_brief(raw)}): {exc}") from exc
 
 
 def _type_name(tp: type) -> str:

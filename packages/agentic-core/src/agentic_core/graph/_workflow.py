@@ -3,7 +3,9 @@
 The engine's parts, one job each: ``CompiledGraph`` (the structure), ``RunState`` (one run),
 ``_step`` (the pure superstep: plan, apply, route), ``_loop`` (runtime calls, retries,
 checkpoints, event relay) and ``PausedRuns`` (runs waiting for answers). This module only
-turns the public calls into those steps.
+turns the public calls into those steps, or hands them to a ``RunDriver``: a runtime that owns
+whole runs (a durable distributed one must claim the run and commit each superstep where any
+process can resume it), so ``workflow.run(message, runtime=r)`` is the same run as ``r``'s own.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypedDict, runtime_checkable
 
 from agentic_core._errors import (
     CheckpointError,
@@ -30,9 +32,9 @@ from agentic_core.graph._loop import (
     monotonic,
     save_checkpoint,
 )
-from agentic_core.graph._paused import PausedRuns
+from agentic_core.graph._paused import PausedRun, PausedRuns
 from agentic_core.graph._run_state import RunState, new_run_id, restore_run, start_run
-from agentic_core.graph._runtime import LocalRuntime
+from agentic_core.graph._runtime import LocalRuntime, SerializingRuntime
 from agentic_core.graph._step import (
     deliver_responses,
     end_call,
@@ -95,6 +97,45 @@ class _Start(NamedTuple):
     resumed: bool
 
 
+@runtime_checkable
+class RunDriver(Protocol):
+    """A runtime that drives whole runs: ``Workflow.run``/``run_stream`` hand the call to it.
+
+    Each method takes ``Workflow.run``'s keywords (``runtime`` aside) and must give them their
+    documented meaning, or raise an error naming what to call instead; the driver runs the
+    engine itself on a plain ``Runtime`` (one without these methods), so nothing recurses.
+    When ``responses`` answer a run paused in this process, ``checkpoint_id`` is its last
+    checkpoint. A checkpoint store whose ``run_driver`` attribute is a driver belongs to it:
+    runs paused there are answered through it (``send_responses`` included).
+    """
+
+    async def drive_run(
+        self,
+        workflow: Workflow,
+        message: Any,
+        *,
+        checkpoint_id: str | None,
+        checkpoint_store: CheckpointStore | None,
+        responses: Mapping[str, Any] | None,
+        max_supersteps: int | None,
+        fork: bool,
+        update_state: Mapping[str, Any] | None,
+    ) -> WorkflowRunResult: ...
+
+    def drive_run_stream(
+        self,
+        workflow: Workflow,
+        message: Any,
+        *,
+        checkpoint_id: str | None,
+        checkpoint_store: CheckpointStore | None,
+        responses: Mapping[str, Any] | None,
+        max_supersteps: int | None,
+        fork: bool,
+        update_state: Mapping[str, Any] | None,
+    ) -> AsyncIterator[WorkflowEvent]: ...
+
+
 class Workflow(CompiledGraph):
     """A compiled, validated graph. Build it with ``WorkflowBuilder``; run it many times at once.
 
@@ -108,16 +149,26 @@ class Workflow(CompiledGraph):
         return PausedRuns()
 
     def to_mermaid(self) -> str:
-        """The graph as a Mermaid flowchart."""
+        """The graph as a Mermaid flowchart; executor ids are escaped labels, never markup."""
         from agentic_core.graph._viz import to_mermaid
 
         return to_mermaid(self)
 
     def to_dot(self) -> str:
-        """The graph in Graphviz DOT."""
+        """The graph in Graphviz DOT (node ids as in ``to_mermaid``, executor ids as labels)."""
         from agentic_core.graph._viz import to_dot
 
         return to_dot(self)
+
+    def mermaid_node_ids(self) -> dict[str, str]:
+        """Each executor's node id in ``to_mermaid()`` and ``to_dot()``, by executor id.
+
+        For a tool that styles the drawn graph per executor: node ids are one to one with
+        executor ids but are not the ids themselves (those are only labels, shown as text).
+        """
+        from agentic_core.graph._viz import node_id
+
+        return {executor_id: node_id(executor_id) for executor_id in self.executors}
 
     def __repr__(self) -> str:
         size = f"executors={len(self.executors)}, edges={len(self.edges)}"
@@ -156,10 +207,26 @@ class Workflow(CompiledGraph):
         ``max_supersteps`` is this run's budget (the builder's by default), counted across
         every resume. Raises ``WorkflowExecutionError`` when an executor fails after its
         retries.
+
+        A ``runtime`` that drives whole runs (a durable distributed one, such as agentic-bus's
+        ``NatsRuntime``) runs the call itself, with these keywords' meaning; so does the
+        runtime a paused run was checkpointed by, when ``responses`` answer it.
         """
+        _check_options(message, checkpoint_id, max_supersteps, fork, update_state)
+        driver, paused = self._route(runtime, message, checkpoint_id, responses)
+        if driver is not None:
+            return await driver.drive_run(
+                self,
+                message,
+                **_driven(driver, paused, checkpoint_id, checkpoint_store, responses),
+                max_supersteps=max_supersteps,
+                fork=fork,
+                update_state=update_state,
+            )
         start = await self._start(
-            message, checkpoint_id, checkpoint_store, responses, max_supersteps, fork, update_state
-        )
+            message, checkpoint_id, checkpoint_store, responses, max_supersteps, fork, update_state,
+            paused,
+        )  # fmt: skip
         run = start.run
         began = monotonic()
         if start.resumed:
@@ -203,11 +270,26 @@ class Workflow(CompiledGraph):
         Takes ``run()``'s keywords. A resumed run first yields the requests it still waits
         for; the last event is a ``WorkflowCompletedEvent`` whose ``status`` says whether the
         run completed or waits for answers. On failure it yields a ``WorkflowFailedEvent`` and
-        stops.
+        stops. A runtime that drives whole runs streams the run itself (see ``run``).
         """
+        _check_options(message, checkpoint_id, max_supersteps, fork, update_state)
+        driver, paused = self._route(runtime, message, checkpoint_id, responses)
+        if driver is not None:
+            driven = driver.drive_run_stream(
+                self,
+                message,
+                **_driven(driver, paused, checkpoint_id, checkpoint_store, responses),
+                max_supersteps=max_supersteps,
+                fork=fork,
+                update_state=update_state,
+            )
+            async for event in driven:
+                yield event
+            return
         start = await self._start(
-            message, checkpoint_id, checkpoint_store, responses, max_supersteps, fork, update_state
-        )
+            message, checkpoint_id, checkpoint_store, responses, max_supersteps, fork, update_state,
+            paused,
+        )  # fmt: skip
         run = start.run
         events: list[WorkflowEvent] = []
         run.stream = events
@@ -291,18 +373,9 @@ class Workflow(CompiledGraph):
         max_supersteps: int | None,
         fork: bool,
         update_state: Mapping[str, Any] | None,
+        paused: PausedRun | None,
     ) -> _Start:
-        if max_supersteps is not None and max_supersteps < 1:
-            raise ValueError(f"max_supersteps must be at least 1, got {max_supersteps}")
-        if update_state is not None and not fork:
-            raise ValueError("update_state edits a fork: pass fork=True with checkpoint_id=")
-        if fork and checkpoint_id is None:
-            raise ValueError("fork=True starts a new run from a checkpoint: pass checkpoint_id=")
         if checkpoint_id is not None:
-            if message is not None:
-                raise ValueError(
-                    "pass either a message (a new run) or a checkpoint_id (resume), not both"
-                )
             store = self._store_for(f"resume from checkpoint {checkpoint_id!r}", checkpoint_store)
             checkpoint = await self._load(checkpoint_id, store)
             if fork:
@@ -317,20 +390,43 @@ class Workflow(CompiledGraph):
             if responses:
                 deliver_responses(run, responses)
             return _Start(run, store, resumed=True)
-        if responses:
-            if message is not None:
-                raise ValueError("pass either a message or responses, not both")
-            return await self._answer_paused(responses, checkpoint_store, max_supersteps)
+        if paused is not None and responses:
+            return await self._answer_paused(paused, responses, checkpoint_store, max_supersteps)
         store = checkpoint_store or self.checkpoint_store
         return _Start(start_run(self, message, max_supersteps=max_supersteps), store, False)
 
+    def _route(
+        self,
+        runtime: Runtime | None,
+        message: Any,
+        checkpoint_id: str | None,
+        responses: Mapping[str, Any] | None,
+    ) -> tuple[RunDriver | None, PausedRun | None]:
+        """Who runs the call (a driver, or None: the engine here) and, for ``responses`` alone,
+        the paused run they answer (taken from the paused runs)."""
+        driver = _run_driver(runtime)
+        if not responses or checkpoint_id is not None:
+            return driver, None
+        if message is not None:
+            raise ValueError("pass either a message or responses, not both")
+        paused = self._paused.take(responses)
+        if runtime is None:
+            driver = _store_driver(paused.store)  # paused by a driver: answered through it
+        if driver is not None and isinstance(paused.kept, RunState):  # no checkpoint to resume
+            self._paused.add(paused.kept, paused.store)  # still paused: nothing is lost
+            raise ValueError(
+                f"run {paused.run_id} paused without a checkpoint, in this process: answer it "
+                "on the runtime it ran on (without runtime=)"
+            )
+        return driver, paused
+
     async def _answer_paused(
         self,
+        paused: PausedRun,
         responses: Mapping[str, Any],
         checkpoint_store: CheckpointStore | None,
         max_supersteps: int | None,
     ) -> _Start:
-        paused = self._paused.take(responses)
         store = paused.store or checkpoint_store or self.checkpoint_store
         if isinstance(paused.kept, RunState):
             run = paused.kept
@@ -394,3 +490,61 @@ class Workflow(CompiledGraph):
                 f"checkpoint {checkpoint.id!r} of run {checkpoint.run_id} cannot be decoded: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
+
+
+def _check_options(
+    message: Any,
+    checkpoint_id: str | None,
+    max_supersteps: int | None,
+    fork: bool,
+    update_state: Mapping[str, Any] | None,
+) -> None:
+    """The keyword combinations no runtime accepts."""
+    if checkpoint_id is not None and message is not None:
+        raise ValueError("pass either a message (a new run) or a checkpoint_id (resume), not both")
+    if max_supersteps is not None and max_supersteps < 1:
+        raise ValueError(f"max_supersteps must be at least 1, got {max_supersteps}")
+    if update_state is not None and not fork:
+        raise ValueError("update_state edits a fork: pass fork=True with checkpoint_id=")
+    if fork and checkpoint_id is None:
+        raise ValueError("fork=True starts a new run from a checkpoint: pass checkpoint_id=")
+
+
+class _Driven(TypedDict):
+    checkpoint_id: str | None
+    checkpoint_store: CheckpointStore | None
+    responses: Mapping[str, Any] | None
+
+
+def _driven(
+    driver: RunDriver,
+    paused: PausedRun | None,
+    checkpoint_id: str | None,
+    checkpoint_store: CheckpointStore | None,
+    responses: Mapping[str, Any] | None,
+) -> _Driven:
+    """The resume keywords a driver gets: answering a paused run names its last checkpoint
+    (and the driver's own store, when the run was checkpointed there)."""
+    if paused is not None:
+        checkpoint_id = paused.checkpoint_id
+        if checkpoint_store is None and _store_driver(paused.store) is driver:
+            checkpoint_store = paused.store
+    return _Driven(
+        checkpoint_id=checkpoint_id, checkpoint_store=checkpoint_store, responses=responses
+    )
+
+
+_PLAIN_RUNTIMES: frozenset[type] = frozenset({LocalRuntime, SerializingRuntime})
+
+
+def _run_driver(runtime: Runtime | None) -> RunDriver | None:
+    """``runtime`` if it drives whole runs; None for the default and the built-in runtimes."""
+    if runtime is None or type(runtime) in _PLAIN_RUNTIMES:  # the common case: no protocol check
+        return None
+    return runtime if isinstance(runtime, RunDriver) else None
+
+
+def _store_driver(store: CheckpointStore | None) -> RunDriver | None:
+    """The driver a checkpoint store belongs to (its ``run_driver``), if any."""
+    driver: object = getattr(store, "run_driver", None)
+    return driver if isinstance(driver, RunDriver) else None

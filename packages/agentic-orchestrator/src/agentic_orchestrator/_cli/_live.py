@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from time import monotonic
@@ -211,8 +212,11 @@ async def run_live(
     failed run comes back with status ``FAILED`` (the ``WorkflowFailedEvent`` among the events)
     instead of raising.
     """
+    on_run_id: Callable[[str], None] | None = run_kwargs.pop("on_run_id", None)
     view = _RunView(title=title, status=dict.fromkeys(workflow.executors, _Status.WAITING))
     stream = workflow.run_stream(message, **run_kwargs)
+    if on_run_id is not None:
+        stream = _noting_run_id(stream, on_run_id)
     if json_events:
         out = console.file
         async for event in stream:
@@ -240,6 +244,15 @@ async def run_live(
     if not json_events:
         _show_outputs(console, view, quiet=quiet, live=console.is_terminal)
     return result
+
+
+async def _noting_run_id(
+    stream: AsyncIterator[WorkflowEvent], on_run_id: Callable[[str], None]
+) -> AsyncIterator[WorkflowEvent]:
+    async for event in stream:
+        if isinstance(event, WorkflowStartedEvent):
+            on_run_id(event.run_id)
+        yield event
 
 
 def _show_outputs(console: Console, view: _RunView, *, quiet: bool, live: bool) -> None:

@@ -14,14 +14,16 @@ from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from rich.console import Console
 
 from agentic_core import (
     Checkpoint,
     CheckpointMetadata,
+    CheckpointStore,
     FileCheckpointStore,
+    RunDriver,
     Tool,
     WorkflowRunResult,
     WorkflowRunState,
@@ -56,7 +58,13 @@ class RunProgress:
 
     run_id: str | None = None
     checkpointed: bool = False
+    on_runtime: bool = False
+    """The run went to a durable runtime, which keeps its checkpoints itself."""
     notes: list[str] = field(default_factory=list[str])
+
+    def started_on_runtime(self, run_id: str) -> None:
+        """A run on a durable runtime started: it can be resumed by this id from now on."""
+        self.run_id, self.on_runtime = run_id, True
 
 
 async def run_config(
@@ -69,23 +77,38 @@ async def run_config(
     """Load, build and run ``options.config``; raises ``ConfigError``/``UsageError`` first."""
     loaded = load_run_config(options.config)
     store = FileCheckpointStore(options.checkpoint_dir) if options.checkpoint_dir else None
-    checkpoint_id = await _resume_point(options, store) if options.resume else None
-    if options.resume:
-        progress.run_id, progress.checkpointed = options.resume, True
     models = ModelPool(loaded, override=options.model, environ=environ)
     async with AsyncExitStack() as stack:
-        tools = await _open_mcp(loaded, stack, console, quiet=options.quiet or options.json_events)
-        workflow = build_workflow(loaded, models, tools)
-        await _load_local_models(models, console, quiet=options.quiet or options.json_events)
         run_kwargs: dict[str, Any] = {}
-        if store is not None:
-            run_kwargs["checkpoint_store"] = _RecordingStore(store, progress)
-        if options.max_supersteps is not None:
-            run_kwargs["max_supersteps"] = options.max_supersteps
+        runtime = None
         if options.runtime:
             runtime = open_runtime(options.runtime)
             stack.push_async_callback(_close, runtime)
             run_kwargs["runtime"] = runtime
+        driven = isinstance(runtime, RunDriver)
+        if driven and store is not None:
+            # A durable runtime keeps (and fences) its own checkpoints; a second store would be
+            # one it cannot resume from. Refuse, naming the call that is safe.
+            raise UsageError(
+                f"--checkpoint-dir cannot be used with --runtime {options.runtime}: runs there "
+                "keep their checkpoints in the runtime's own store, resumable from any process; "
+                f"drop --checkpoint-dir (resume with --runtime {options.runtime} --resume RUN_ID)"
+            )
+        if options.resume:
+            where = await _runtime_store(runtime) if driven else store
+            checkpoint_id = await _resume_point(options, where)
+            progress.run_id, progress.checkpointed = options.resume, True
+        else:
+            checkpoint_id = None
+        tools = await _open_mcp(loaded, stack, console, quiet=options.quiet or options.json_events)
+        workflow = build_workflow(loaded, models, tools)
+        await _load_local_models(models, console, quiet=options.quiet or options.json_events)
+        if store is not None:
+            run_kwargs["checkpoint_store"] = _RecordingStore(store, progress)
+        elif driven:
+            run_kwargs["on_run_id"] = progress.started_on_runtime
+        if options.max_supersteps is not None:
+            run_kwargs["max_supersteps"] = options.max_supersteps
         if checkpoint_id is not None:
             run_kwargs["checkpoint_id"] = checkpoint_id
         if not (options.quiet or options.json_events):
@@ -137,17 +160,26 @@ class _RecordingStore:
         return await self._store.cleanup_keep_last(run_id, n)
 
 
-async def _resume_point(options: RunOptions, store: FileCheckpointStore | None) -> str:
+async def _resume_point(options: RunOptions, store: CheckpointStore | None) -> str:
     run_id = options.resume or ""
     if store is None:
         raise UsageError("--resume needs --checkpoint-dir (the directory the run saved into)")
     latest = await store.latest(run_id)
     if latest is None:
+        where = options.checkpoint_dir or f"the store of --runtime {options.runtime}"
         raise UsageError(
-            f"--resume {run_id}: no checkpoint of that run in {options.checkpoint_dir} "
-            "(see: agentic runs DIR)"
+            f"--resume {run_id}: no checkpoint of that run in {where} (see: agentic runs DIR)"
         )
     return latest.id
+
+
+async def _runtime_store(runtime: object) -> CheckpointStore | None:
+    """The checkpoint store of a durable runtime (``NatsRuntime.checkpoint_store()``)."""
+    store = getattr(runtime, "checkpoint_store", None)
+    if not callable(store):
+        return None
+    found = store()
+    return cast("CheckpointStore", await found if inspect.isawaitable(found) else found)
 
 
 async def _open_mcp(
@@ -202,6 +234,12 @@ async def _close(runtime: object) -> None:
 
 def resume_hint(options: RunOptions, progress: RunProgress) -> str:
     """What an interrupted run prints: the command resuming it, or why it cannot be resumed."""
+    if options.checkpoint_dir is None and progress.on_runtime and progress.run_id is not None:
+        command = ["agentic", "run", str(options.config), options.task]
+        command += ["--runtime", options.runtime or "", "--resume", progress.run_id]
+        return f"interrupted; resume with: {shlex.join(command)}"
+    if options.checkpoint_dir is None and options.runtime and progress.run_id is None:
+        return "interrupted before the run started; run the command again"
     if options.checkpoint_dir is None:
         return "interrupted; no checkpoints were kept (run with --checkpoint-dir DIR to resume)"
     if progress.run_id is None or not progress.checkpointed:

@@ -3,7 +3,6 @@ the JSON schema an answer must match."""
 
 from __future__ import annotations
 
-import re
 from typing import Any, cast
 
 from pydantic import BaseModel, TypeAdapter
@@ -38,9 +37,6 @@ __all__ = [
     "to_json",
 ]
 
-# The same rule as agentic_core's Mermaid writer (graph/_viz.py) uses for node ids, so the
-# browser can find each executor's node in the SVG it renders from ``to_mermaid()``.
-_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 _MAX_TEXT = 2000
 
 
@@ -52,18 +48,16 @@ class GraphParts(BaseModel):
     executor_ids: list[str]
 
 
-def mermaid_node_id(executor_id: str) -> str:
-    """The Mermaid node id ``Workflow.to_mermaid()`` gives ``executor_id``."""
-    return "n_" + _UNSAFE.sub("_", executor_id)
-
-
 def graph_parts(workflow: Workflow) -> GraphParts:
-    """The Mermaid text of ``workflow`` and the node id of each of its executors."""
-    ids = list(workflow.executors)
+    """The Mermaid text of ``workflow`` and the node id of each of its executors.
+
+    The node ids come from core (the browser finds each executor's node in the SVG by them);
+    executor ids appear in the text only as escaped labels, never as markup.
+    """
     return GraphParts(
         mermaid=workflow.to_mermaid(),
-        node_ids={executor_id: mermaid_node_id(executor_id) for executor_id in ids},
-        executor_ids=ids,
+        node_ids=workflow.mermaid_node_ids(),
+        executor_ids=list(workflow.executors),
     )
 
 
