@@ -5,16 +5,22 @@ running), their results fan in to ``approve``, which asks a human (a ``bool`` re
 approved, ``publish`` yields the output. The test watches the run live on its page, answers the
 request in the form, sees the run complete, then scrubs the timeline back to superstep 0.
 Screenshots go to ``$AGENTIC_TEST_ARTIFACTS`` (else the test's tmp dir); their paths are printed.
+
+Pages of other origins are attackers: one whose name is rebound to 127.0.0.1 (Chromium's
+``--host-resolver-rules`` plays the DNS), one on another loopback port. Neither can read the runs
+nor start one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, MutableMapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Never
+from typing import TYPE_CHECKING, Any, Never
 
 import pytest
 from pydantic import BaseModel
@@ -115,17 +121,14 @@ class ServedViewer:
     gate: asyncio.Event
 
 
-@pytest.fixture
-async def served_viewer() -> AsyncIterator[ServedViewer]:
-    """A ``RunViewer`` holding both workflows, served by uvicorn on a free loopback port."""
-    chromium_or_skip()  # before starting anything: skip (or fail in CI) without a browser
+@asynccontextmanager
+async def _serving(app: Any) -> AsyncIterator[int]:
+    """``app`` served by uvicorn on a free loopback port (yielded) until the block ends."""
     import uvicorn
 
-    gate = asyncio.Event()
-    viewer = RunViewer(workflows=[review_workflow(gate), sign_off_workflow()])
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(viewer.app, host="127.0.0.1", port=port, log_level="warning", ws="none")
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", ws="none")
     )
     serving = asyncio.create_task(server.serve())
     while not server.started:  # uvicorn sets it once the socket listens
@@ -134,11 +137,25 @@ async def served_viewer() -> AsyncIterator[ServedViewer]:
             pytest.fail("uvicorn stopped before it started serving")
         await asyncio.sleep(0.02)
     try:
-        yield ServedViewer(viewer, f"http://127.0.0.1:{port}", gate)
+        yield port
     finally:
-        gate.set()  # never leave a run blocked on the gate
         server.should_exit = True
         await serving
+
+
+@pytest.fixture
+async def served_viewer() -> AsyncIterator[ServedViewer]:
+    """A ``RunViewer`` holding both workflows, served by uvicorn on a free loopback port."""
+    chromium_or_skip()  # before starting anything: skip (or fail in CI) without a browser
+    gate = asyncio.Event()
+    viewer = RunViewer(workflows=[review_workflow(gate), sign_off_workflow()])
+    try:
+        async with _serving(viewer.app) as port:
+            try:
+                yield ServedViewer(viewer, f"http://127.0.0.1:{port}", gate)
+            finally:
+                gate.set()  # never leave a run blocked on the gate
+    finally:
         await viewer.aclose()
 
 
@@ -314,3 +331,246 @@ async def test_a_wrong_answer_shows_the_error_in_the_form_and_a_right_one_resume
 
 def _has_class(name: str) -> re.Pattern[str]:
     return re.compile(rf"(^|\s){re.escape(name)}(\s|$)")
+
+
+# --- executor ids are text on the page, never markup ------------------------------------------
+
+_BAIT = "/static/never-fetched.png"
+HOSTILE_IDS = (
+    f"<img src={_BAIT} onerror=alert(1)>",
+    '<a href="javascript:alert(2)">click</a>',
+    'a"b',
+    "a\nb",
+    "a-b",
+    "a_b",
+)
+
+
+def hostile_ids_workflow() -> Workflow:
+    """The first hostile id fans out to the others, each of which yields what it got."""
+
+    @executor(id=HOSTILE_IDS[0])
+    async def first(text: str, ctx: WorkflowContext[str]) -> None:
+        await ctx.send_message(text)
+
+    def last(executor_id: str) -> Executor:
+        @executor(id=executor_id)
+        async def echo(text: str, ctx: WorkflowContext[Never, str]) -> None:
+            await ctx.yield_output(f"{executor_id}: {text}")
+
+        return echo
+
+    rest = [last(i) for i in HOSTILE_IDS[1:]]
+    return (
+        WorkflowBuilder("hostile-ids")
+        .set_start_executor(first)
+        .add_fan_out_edge(first, rest)
+        .build()
+    )
+
+
+async def test_executor_ids_are_drawn_as_text_in_their_own_nodes(tmp_path: Path) -> None:
+    from playwright.async_api import expect
+
+    chromium_or_skip()
+    import uvicorn
+
+    expect.set_options(timeout=_WAIT_MS)
+    viewer = RunViewer(workflows=[hostile_ids_workflow()])
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(viewer.app, host="127.0.0.1", port=port, log_level="warning", ws="none")
+    )
+    serving = asyncio.create_task(server.serve())
+    requests: list[str] = []
+    dialogs: list[str] = []
+    problems: list[str] = []
+    try:
+        while not server.started:
+            if serving.done():
+                serving.result()
+                pytest.fail("uvicorn stopped before it started serving")
+            await asyncio.sleep(0.02)
+        run_id = await viewer.start("hi", workflow="hostile-ids")
+        async with chromium_context(tmp_path / "profile") as browser:
+            page = await browser.new_page()
+            page.set_default_timeout(_WAIT_MS)
+            _watch_console(page, problems)
+            page.on("request", lambda request: requests.append(request.url))
+            page.on("dialog", lambda dialog: dialogs.append(dialog.message))
+            await page.goto(f"http://127.0.0.1:{port}/runs/{run_id}")
+            await expect(page.locator("#run-status")).to_have_attribute("data-status", "completed")
+            nodes = page.locator("#graph g.node[data-executor]")
+            await expect(nodes).to_have_count(len(HOSTILE_IDS))  # a-b and a_b: two nodes
+            drawn = await nodes.evaluate_all(
+                "gs => gs.map(g => [g.dataset.executor, g.classList.contains('st-completed'),"
+                " g.textContent])"
+            )
+            await page.wait_for_timeout(500)  # time for a stray <img> to fetch, were there one
+            graph = page.locator("#graph")
+            assert await graph.locator("img").count() == 0
+            assert await graph.locator("a").count() == 0
+            assert await page.locator('a[href^="javascript:"]').count() == 0
+    finally:
+        server.should_exit = True
+        await serving
+        await viewer.aclose()
+    assert sorted(executor_id for executor_id, _, _ in drawn) == sorted(HOSTILE_IDS)
+    assert all(completed for _, completed, _ in drawn)  # coloured by the node ids core gave
+    labels = {executor_id: text for executor_id, _, text in drawn}
+    assert "<img src=" in labels[HOSTILE_IDS[0]]  # the id itself, shown as text
+    assert 'a"b' in labels['a"b']
+    assert not [url for url in requests if _BAIT in url]
+    assert dialogs == []
+    assert problems == []
+
+
+# -- pages of other origins ----------------------------------------------------------------------
+
+_ATTACK_SCRIPT = """
+window.results = (async () => {
+  const attempt = async (url, init) => {
+    try {
+      const response = await fetch(url, init);
+      return {status: response.status, text: await response.text()};
+    } catch (error) {
+      return {error: String(error)};
+    }
+  };
+  const post = (body) => ({
+    method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify(body),
+  });
+  return {
+    list: await attempt(VIEWER + "/api/runs"),
+    start: await attempt(VIEWER + "/api/runs", post({workflow: "sign-off", message: "stolen"})),
+    form: await attempt(VIEWER + "/api/runs", {
+      method: "POST", mode: "no-cors", body: JSON.stringify({message: "stolen"}),
+    }),
+  };
+})();
+"""
+
+
+def _attack_page(viewer_url: str) -> bytes:
+    """An attacker's page: reads the runs and tries to start one at ``viewer_url``."""
+    script = f"const VIEWER = {json.dumps(viewer_url)};{_ATTACK_SCRIPT}"
+    return f"<!doctype html><title>attack</title><script>{script}</script>".encode()
+
+
+@dataclass
+class Recorded:
+    """An ASGI app serving ``pages`` itself (the attacker's server) and everything else with
+    ``app``, noting the status of each answer."""
+
+    app: Any
+    pages: dict[str, bytes] = field(default_factory=dict[str, bytes])
+    answers: list[tuple[str, str, int]] = field(default_factory=list[tuple[str, str, int]])
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        page = self.pages.get(scope["path"])
+        if page is not None:
+            headers = [(b"content-type", b"text/html")]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": page})
+            return
+
+        async def noting(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                self.answers.append((scope["method"], scope["path"], message["status"]))
+            await send(message)
+
+        await self.app(scope, receive, noting)
+
+
+async def _attack(tmp_path: Path, page_url: str, args: tuple[str, ...] = ()) -> dict[str, Any]:
+    async with chromium_context(tmp_path / "profile", args=args) as browser:
+        page = await browser.new_page()
+        page.set_default_timeout(_WAIT_MS)
+        await page.goto(page_url)
+        return await page.evaluate("() => window.results")
+
+
+async def test_a_page_rebound_to_127_0_0_1_can_neither_read_runs_nor_start_one(
+    tmp_path: Path,
+) -> None:
+    # DNS rebinding: evil.example served this page, then its name resolved to 127.0.0.1, so
+    # for the browser the viewer *is* evil.example: same origin, every answer readable.
+    chromium_or_skip()
+    viewer = RunViewer(workflows=[sign_off_workflow()])
+    run_id = await viewer.start("the launch codes", workflow="sign-off")
+    app = Recorded(viewer.app, pages={"/attack.html": _attack_page("")})
+    try:
+        async with _serving(app) as port:
+            results = await _attack(
+                tmp_path,
+                f"http://evil.example:{port}/attack.html",
+                ("--host-resolver-rules=MAP evil.example 127.0.0.1",),
+            )
+    finally:
+        await viewer.aclose()
+
+    assert results["list"]["status"] == 421
+    assert run_id not in results["list"]["text"]
+    assert results["start"]["status"] == 421
+    assert [r.run_id for r in viewer.hub.records()] == [run_id]
+    # Chromium sends a request answered 421 a second time, on a new connection: same answer.
+    assert {status for _, path, status in app.answers if path == "/api/runs"} == {421}
+
+
+async def test_a_page_of_another_loopback_port_can_neither_read_runs_nor_start_one(
+    tmp_path: Path,
+) -> None:
+    chromium_or_skip()
+    viewer = RunViewer(workflows=[sign_off_workflow()])
+    run_id = await viewer.start("the launch codes", workflow="sign-off")
+    app = Recorded(viewer.app)
+    try:
+        async with _serving(app) as viewer_port:
+            viewer_url = f"http://127.0.0.1:{viewer_port}"
+            attacker = Recorded(None, pages={"/attack.html": _attack_page(viewer_url)})
+            async with _serving(attacker) as attacker_port:
+                results = await _attack(tmp_path, f"http://localhost:{attacker_port}/attack.html")
+    finally:
+        await viewer.aclose()
+
+    # The browser hides every answer from the page; the viewer refused each request anyway.
+    assert "error" in results["list"]
+    assert "error" in results["start"]  # its CORS preflight was refused
+    assert [r.run_id for r in viewer.hub.records()] == [run_id]
+    assert ("GET", "/api/runs", 403) in app.answers
+    assert ("OPTIONS", "/api/runs", 403) in app.answers
+    assert ("POST", "/api/runs", 403) in app.answers  # the no-cors one: refused by its Origin
+    assert not any(status < 400 for _, path, status in app.answers if path == "/api/runs")
+
+
+async def test_a_viewer_with_a_token_is_used_in_a_browser_logged_in_with_it(
+    tmp_path: Path,
+) -> None:
+    from playwright.async_api import expect
+
+    chromium_or_skip()
+    expect.set_options(timeout=_WAIT_MS)
+    token = "browser-test-token-0123456789"  # noqa: S105 - a fake secret
+    viewer = RunViewer(workflows=[sign_off_workflow()], token=token)
+    run_id = await viewer.start("rotate the keys", workflow="sign-off")
+    try:
+        async with _serving(viewer.app) as port:
+            base = f"http://127.0.0.1:{port}"
+            async with chromium_context(tmp_path / "logged-in", login=("me", token)) as browser:
+                page = await browser.new_page()
+                page.set_default_timeout(_WAIT_MS)
+                await page.goto(f"{base}/runs/{run_id}")  # the page, its script, its stream
+                form = page.locator('#requests form.request[data-kind="json"]')
+                await expect(form).to_contain_text("rotate the keys")
+                await form.locator('textarea[name="answer"]').fill(
+                    '{"approved": true, "comment": "done"}'
+                )
+                await form.locator('button[type="submit"]').click()  # a POST, logged in too
+                await expect(page.locator("#outputs pre.output")).to_have_text(
+                    "rotate the keys: done"
+                )
+    finally:
+        await viewer.aclose()

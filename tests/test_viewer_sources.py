@@ -85,7 +85,9 @@ def gated() -> tuple[Workflow, Gate]:
 
 
 def client_of(viewer: RunViewer) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=viewer.app), base_url="http://v")
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=viewer.app), base_url="http://127.0.0.1:8765"
+    )
 
 
 async def until(viewer: RunViewer, run_id: str, done: Any, *, timeout_s: float = 30) -> RunView:
@@ -328,3 +330,48 @@ async def test_closing_the_viewer_while_it_follows_a_nats_run_returns_and_discon
         closing.result()
         gc.collect()  # a socket left open would warn here (an error under filterwarnings)
         assert connected() == before
+
+
+async def test_a_viewer_on_a_nats_runtime_starts_durable_runs_and_answers_them(
+    nats_server: str, tmp_path: Any, viewers: list[RunViewer]
+) -> None:
+    """Runs started from the page on a ``NatsRuntime`` are its fenced, committed runs: their
+    checkpoints go to NATS KV (the viewer's own store would be one no process could resume
+    from), and an answer from the page goes on through the runtime's workers."""
+    from agentic_bus import NatsRuntime, PoolSettings, Worker
+
+    settings = PoolSettings(ack_wait_s=1.0, max_deliver=3)
+    workflow = approval()
+    worker = Worker(workflow, nats_server, slots=4, settings=settings)
+    working = asyncio.create_task(worker.run())
+    await worker.wait_ready()
+    runtime = NatsRuntime(nats_server, settings=settings, worker_wait_s=5)
+    try:
+        viewer = RunViewer([workflow], checkpoint_store=tmp_path / "runs", runtime=runtime)
+        viewers.append(viewer)
+        async with client_of(viewer) as client:
+            started = await client.post("/api/runs", json={"message": "durable"})
+            assert started.status_code == 201, started.text
+            run_id = started.json()["run_id"]
+            waiting = await until(
+                viewer, run_id, lambda v: v.status == "waiting" and bool(v.pending_requests)
+            )
+            await idle(viewer, run_id)
+            committed = await (await runtime.checkpoint_store()).latest(run_id)
+            request_id = waiting.pending_requests[0].request_id
+            answered = await client.post(
+                f"/api/runs/{run_id}/responses", json={"responses": {request_id: True}}
+            )
+            final = await until(viewer, run_id, lambda v: v.status == "completed")
+            await idle(viewer, run_id)
+    finally:
+        await runtime.close()
+        worker.stop()
+        await working
+
+    assert committed is not None
+    assert committed.pending_requests
+    assert not list((tmp_path / "runs").glob("**/*.json"))
+    assert answered.status_code == 202, answered.text
+    assert [o.text for o in final.outputs] == ["published: a post about durable"]
+    assert worker.tasks_done >= 2

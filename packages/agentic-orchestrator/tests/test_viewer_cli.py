@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import subprocess
 import sys
@@ -155,3 +156,56 @@ def test_a_new_checkpoint_directory_is_accepted_and_a_file_is_refused(tmp_path: 
         stop_process(process, 5)
     assert process.returncode == 0
     assert (new_directory / run_id).is_dir()  # the run was checkpointed into the new directory
+
+
+def test_the_command_takes_its_token_from_the_environment_and_serves_allowed_hosts(
+    tmp_path: Path,
+) -> None:
+    token = "cli-test-token-9876543210"  # noqa: S105 - a fake secret
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    bearer = {"authorization": f"Bearer {token}"}
+    process = subprocess.Popen(
+        [
+            str(AGENTIC),
+            *("viewer", "--workflow", "_viewer_flows:approval", "--port", str(port)),
+            *("--allow-host", "runs.example.com", "--max-body", "200"),
+        ],
+        cwd=HERE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "AGENTIC_VIEWER_TOKEN": token},
+    )
+    try:
+        deadline = time.monotonic() + 30
+        anonymous: httpx.Response | None = None
+        while anonymous is None and time.monotonic() < deadline:
+            if process.poll() is not None:
+                pytest.fail(f"agentic viewer exited {process.returncode}")
+            with contextlib.suppress(httpx.TransportError):
+                anonymous = httpx.get(f"{base}/api/runs", timeout=5)
+            time.sleep(0.1)
+        with_token = httpx.get(f"{base}/api/runs", headers=bearer, timeout=5)
+        public_name = httpx.get(
+            f"{base}/api/runs", headers={**bearer, "host": "runs.example.com"}, timeout=5
+        )
+        other_name = httpx.get(
+            f"{base}/api/runs", headers={**bearer, "host": "evil.example"}, timeout=5
+        )
+        too_large = httpx.post(
+            f"{base}/api/runs", json={"message": "x" * 300}, headers=bearer, timeout=5
+        )
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        stop_process(process, 5)
+
+    assert anonymous is not None
+    assert anonymous.status_code == 401
+    assert with_token.status_code == 200
+    assert public_name.status_code == 200
+    assert other_name.status_code == 421
+    assert too_large.status_code == 413
+    assert process.returncode == 0
+    assert "AGENTIC_VIEWER_TOKEN" in out.decode()
+    assert token not in out.decode() + err.decode()

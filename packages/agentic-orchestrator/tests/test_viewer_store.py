@@ -30,7 +30,9 @@ async def paused_run(tmp_path: Path) -> tuple[Path, str]:
 
 
 def client_of(viewer: RunViewer) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=viewer.app), base_url="http://v")
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=viewer.app), base_url="http://127.0.0.1:8765"
+    )
 
 
 async def test_a_stored_run_is_listed_from_its_checkpoints(paused_run: tuple[Path, str]) -> None:

@@ -22,6 +22,8 @@ from agentic_core._lazy import lazy_exports as lazy_exports
 from agentic_core._logging import add_run_context as add_run_context
 from agentic_core._logging import configure_logging as configure_logging
 from agentic_core._logging import redact_secrets as redact_secrets
+from agentic_core._server_guard import ServerGuard as ServerGuard
+from agentic_core._server_guard import ServerGuardError as ServerGuardError
 from agentic_core._telemetry import inject_trace_context as inject_trace_context
 from agentic_core._telemetry import trace_context as trace_context
 from agentic_core.agents._agent import ChatAgent as ChatAgent

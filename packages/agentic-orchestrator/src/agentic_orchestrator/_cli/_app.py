@@ -16,7 +16,7 @@ from typing import Annotated, Any, cast
 import typer
 from rich.console import Console
 
-from agentic_core import AgenticError, configure_logging
+from agentic_core import AgenticError, ServerGuard, configure_logging
 from agentic_orchestrator._cli._errors import CLIError, ConfigError
 from agentic_orchestrator._cli._graph import load_workflow, show_graph
 from agentic_orchestrator._cli._plugins import command_names, load_command
@@ -28,7 +28,7 @@ from agentic_orchestrator._cli._run import (
     run_config,
 )
 from agentic_orchestrator._cli._runs import list_runs, run_details, show_run, show_runs
-from agentic_orchestrator._cli._viewer_command import ViewerOptions, serve_viewer
+from agentic_orchestrator._cli._viewer_command import TOKEN_VARIABLE, ViewerOptions, serve_viewer
 
 __all__ = ["app", "main"]
 
@@ -246,8 +246,30 @@ def viewer(
             help="A workflow to draw, start and resume (repeatable).",
         ),
     ] = None,
-    host: Annotated[str, typer.Option(help="Address to serve on (loopback only).")] = "127.0.0.1",
+    host: Annotated[
+        str, typer.Option(help="Address to serve on (other than loopback: needs a token).")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to serve on.")] = 8765,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NAME",
+            help="A host name to answer for besides loopback ones, e.g. behind a proxy "
+            "(repeatable; *.example.com for subdomains).",
+        ),
+    ] = None,
+    token_env: Annotated[
+        str | None,
+        typer.Option(
+            metavar="VAR",
+            help="The environment variable holding the token requests must carry "
+            f"(default: {TOKEN_VARIABLE}, if set).",
+        ),
+    ] = None,
+    max_body: Annotated[
+        int,
+        typer.Option(metavar="BYTES", min=1, help="The largest request body accepted."),
+    ] = ServerGuard.DEFAULT_MAX_BODY_BYTES,
 ) -> None:
     """Serve the run viewer: runs, graphs, events and pending requests, live in a browser."""
     options = ViewerOptions(
@@ -257,6 +279,9 @@ def viewer(
         workflows=list(workflow or []),
         host=host,
         port=port,
+        allowed_hosts=list(allow_host or []),
+        max_body_bytes=max_body,
+        token_env=token_env,
     )
     with _reported():
         # Ctrl-C is the way to stop it: a clean exit (0), not an interruption.

@@ -2,11 +2,14 @@
 
 Runs come from a checkpoint directory, a store URL (``redis://``, ``nats://``) and NATS events;
 ``--workflow`` (``MODULE:FACTORY`` or a run's TOML file) lets the page draw their graphs, start
-runs and answer their pending requests. Serves until Ctrl-C (exit 0).
+runs and answer their pending requests. Serves until Ctrl-C (exit 0). The token comes from an
+environment variable (``$AGENTIC_VIEWER_TOKEN``, or ``--token-env``), never from the command
+line, where other users of the machine could read it.
 """
 
 from __future__ import annotations
 
+import os
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +17,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from agentic_core import Workflow
+from agentic_core import ServerGuard, ServerGuardError, Workflow
 from agentic_orchestrator._cli._build import ModelPool, build_workflow
 from agentic_orchestrator._cli._config import load_run_config
 from agentic_orchestrator._cli._errors import UsageError
@@ -23,9 +26,11 @@ from agentic_orchestrator._cli._run import _load_local_models, _open_mcp  # pyri
 from agentic_orchestrator._viewer._errors import ViewerError
 from agentic_orchestrator._viewer._extra import require_viewer_extra
 from agentic_orchestrator._viewer._run_viewer import RunViewer, StoreSpec
-from agentic_orchestrator._viewer._serve import is_loopback
 
-__all__ = ["ViewerOptions", "serve_viewer"]
+__all__ = ["TOKEN_VARIABLE", "ViewerOptions", "serve_viewer"]
+
+TOKEN_VARIABLE = "AGENTIC_VIEWER_TOKEN"  # noqa: S105 - the name of a variable, not a secret
+"""Where ``agentic viewer`` reads its token unless ``--token-env`` names another variable."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,10 @@ class ViewerOptions:
     workflows: list[str] = field(default_factory=list[str])
     host: str = "127.0.0.1"
     port: int = 8765
+    allowed_hosts: list[str] = field(default_factory=list[str])
+    max_body_bytes: int = ServerGuard.DEFAULT_MAX_BODY_BYTES
+    token_env: str | None = None
+    """The variable holding the token (None: ``$AGENTIC_VIEWER_TOKEN`` if set)."""
 
 
 async def serve_viewer(options: ViewerOptions, console: Console) -> int:
@@ -46,11 +55,15 @@ async def serve_viewer(options: ViewerOptions, console: Console) -> int:
         require_viewer_extra()
     except ViewerError as exc:
         raise UsageError(str(exc)) from None
-    if not is_loopback(options.host):
-        raise UsageError(
-            f"--host {options.host}: the viewer serves this machine only (it can resume runs); "
-            "use 127.0.0.1"
-        )
+    variable = options.token_env or TOKEN_VARIABLE
+    token = os.environ.get(variable) or None
+    if token is None and options.token_env is not None:
+        raise UsageError(f"--token-env {variable}: ${variable} is not set")
+    try:  # before loading workflows (which may start MCP servers): the address is checked now
+        guard = ServerGuard(_unserved, token=token, allowed_hosts=options.allowed_hosts)
+        guard.check_bind(options.host, option=f"${variable}")
+    except ServerGuardError as exc:
+        raise UsageError(f"--host {options.host}: {exc}") from None
     stores: list[StoreSpec] = []
     if options.checkpoint_dir is not None:
         # A new directory is fine (as with `agentic run`): the runs started here are saved there.
@@ -64,13 +77,29 @@ async def serve_viewer(options: ViewerOptions, console: Console) -> int:
     async with AsyncExitStack() as stack:
         workflows = [await _workflow(reference, stack, console) for reference in options.workflows]
         try:
-            viewer = RunViewer(workflows, checkpoint_store=stores, nats_url=options.nats)
+            viewer = RunViewer(
+                workflows,
+                checkpoint_store=stores,
+                nats_url=options.nats,
+                allowed_hosts=options.allowed_hosts,
+                token=token,
+                max_body_bytes=options.max_body_bytes,
+            )
         except ViewerError as exc:
             raise UsageError(str(exc)) from None
-        url = f"http://{options.host}:{options.port}/"
-        typer.echo(f"agentic viewer: {url}  (Ctrl-C stops it)")
+        url = f"http://{_url_host(options.host)}:{options.port}/"
+        login = f"; token from ${variable}" if token else ""
+        typer.echo(f"agentic viewer: {url}  (Ctrl-C stops it{login})")
         await viewer.serve(host=options.host, port=options.port)
     return 0
+
+
+async def _unserved(*_: object) -> None:
+    """The app of the guard that only checks the address (it never serves)."""
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
 async def _workflow(reference: str, stack: AsyncExitStack, console: Console) -> Workflow:

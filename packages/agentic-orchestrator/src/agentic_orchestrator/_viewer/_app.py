@@ -4,7 +4,11 @@ Routes (the browser's contract): ``GET /`` and ``GET /runs/{id}`` (pages), ``/st
 ``GET /api/runs``, ``POST /api/runs``, ``GET /api/workflows``, ``GET /api/runs/{id}``,
 ``GET /api/runs/{id}/stream`` (server-sent ``run`` events: the whole view, at connect and after
 every change; closed after a finished run's last view) and ``POST /api/runs/{id}/responses``.
-Errors are JSON ``{"error": "..."}`` with the status each ``ViewerError`` carries.
+Errors are JSON ``{"error": "..."}`` with the status each ``ViewerError`` carries; anything
+unexpected is a bare 500 (details go to the log, never to the client).
+
+Hosts, origins, JSON-only writes, body size and the token are checked before this app runs,
+by the ``ServerGuard`` that ``RunViewer.app`` wraps it in.
 """
 
 from __future__ import annotations
@@ -13,18 +17,18 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import urlsplit
 
 import structlog
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from agentic_core import AgenticError
-from agentic_orchestrator._viewer._errors import RequestRefusedError, SourceError, ViewerError
+from agentic_orchestrator._viewer._errors import SourceError, ViewerError
 
 if TYPE_CHECKING:
     from agentic_orchestrator._viewer._run_viewer import RunViewer
@@ -52,27 +56,21 @@ async def _agentic_error(_: Request, exc: Exception) -> Response:
     return _error(f"{type(exc).__name__}: {exc}", 500)
 
 
-def _refuse_cross_site(request: Request) -> None:
-    """A POST starts or resumes runs: only the viewer's own pages may send one.
+async def _http_error(_: Request, exc: Exception) -> Response:
+    """Starlette's own refusals (no such route, wrong method) as JSON too."""
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    detail = exc.detail if isinstance(exc, HTTPException) else "error"
+    headers = exc.headers if isinstance(exc, HTTPException) else None
+    return JSONResponse({"error": detail}, status_code=status, headers=headers)
 
-    A page of another site in the same browser can send a "simple" cross-origin POST (a form or
-    ``text/plain`` body) without asking first; requiring ``application/json`` makes the browser
-    ask (a CORS preflight, which this app never grants), and a browser's ``Origin`` naming
-    another host than the one served is refused outright.
-    """
-    origin = request.headers.get("origin")
-    if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
-        raise RequestRefusedError(f"cross-origin request from {origin} refused", status_code=403)
-    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if media_type != "application/json":
-        raise RequestRefusedError(
-            f"send JSON (Content-Type: application/json), not {media_type or 'no content type'}",
-            status_code=415,
-        )
+
+async def _unexpected_error(_: Request, exc: Exception) -> Response:
+    # Starlette logs the traceback and re-raises to the server; the client learns nothing of it.
+    del exc
+    return _error("internal error: see the viewer's log", 500)
 
 
 async def _json_body(request: Request) -> dict[str, Any]:
-    _refuse_cross_site(request)
     try:
         body: Any = json.loads(await request.body() or b"null")
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -146,5 +144,10 @@ def create_app(viewer: RunViewer) -> Starlette:
     ]
     return Starlette(
         routes=routes,
-        exception_handlers={ViewerError: _viewer_error, AgenticError: _agentic_error},
+        exception_handlers={
+            ViewerError: _viewer_error,
+            AgenticError: _agentic_error,
+            HTTPException: _http_error,
+            Exception: _unexpected_error,
+        },
     )

@@ -7,7 +7,6 @@ from agentic_orchestrator._errors import OrchestratorError
 __all__ = [
     "AnswerRejectedError",
     "CannotResumeError",
-    "RequestRefusedError",
     "RunNotFoundError",
     "SourceError",
     "ViewerError",
@@ -37,14 +36,6 @@ class CannotResumeError(ViewerError):
     """The viewer cannot resume this run: no workflow matching it, or no store holding it."""
 
     status_code = 409
-
-
-class RequestRefusedError(ViewerError):
-    """A POST the viewer refuses: from another site (403) or not JSON (415)."""
-
-    def __init__(self, message: str, *, status_code: int) -> None:
-        super().__init__(message)
-        self.status_code = status_code
 
 
 class SourceError(ViewerError):

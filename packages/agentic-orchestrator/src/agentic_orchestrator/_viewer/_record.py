@@ -35,6 +35,7 @@ from agentic_orchestrator._viewer._describe import (
     short,
     to_json,
 )
+from agentic_orchestrator._viewer._limits import bounded
 from agentic_orchestrator._viewer._views import (
     EventView,
     ExecutorStatus,
@@ -71,7 +72,7 @@ def request_from_event(event: RequestInfoEvent) -> PendingRequest:
         request_id=event.request_id,
         source_executor_id=event.source_executor_id,
         prompt=short(str(event.data)),
-        data=to_json(event.data),
+        data=bounded(to_json(event.data)),
         response_schema=response_schema(event.response_type),
     )
     return PendingRequest(view, event.response_type)
@@ -168,7 +169,7 @@ class RunRecord:
                     OutputView(
                         source_executor_id=event.source_executor_id,
                         text=short(display_text(event.data)),
-                        data=to_json(event.data),
+                        data=bounded(to_json(event.data)),
                     )
                 )
             case RequestInfoEvent():
@@ -241,7 +242,7 @@ class RunRecord:
             events=list(self._events),
             outputs=list(self._outputs),
             pending_requests=[r.view for r in self.requests.values()],
-            error=self.error,
+            error=None if self.error is None else short(self.error),
             can_answer=self.resumable and self.workflow is not None,
             superstep_count=max(self.supersteps) + 1 if self.supersteps else 0,
             updated_at=self.updated_at,

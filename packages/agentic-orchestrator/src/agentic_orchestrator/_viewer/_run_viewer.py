@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -11,7 +12,17 @@ from typing import TYPE_CHECKING, Any
 import structlog
 from pydantic import TypeAdapter, ValidationError
 
-from agentic_core import Checkpoint, CheckpointStore, Runtime, Workflow, WorkflowEvent, registry
+from agentic_core import (
+    Checkpoint,
+    CheckpointStore,
+    RunDriver,
+    Runtime,
+    ServerGuard,
+    ServerGuardError,
+    Workflow,
+    WorkflowEvent,
+    registry,
+)
 from agentic_orchestrator._viewer._errors import (
     AnswerRejectedError,
     CannotResumeError,
@@ -34,6 +45,7 @@ from agentic_orchestrator._viewer._views import (
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
+    from starlette.types import Receive, Scope, Send
 
 __all__ = ["RunViewer", "StoreSpec"]
 
@@ -44,6 +56,9 @@ StoreSpec = CheckpointStore | str | Path
 
 _POLL_S = 2.0
 """How often the stream of a stored run (not followed live) looks at its store again."""
+
+_RUN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,199}")
+"""What a run id can be (the engine's are hex): never a path, whatever store is asked."""
 
 
 class RunViewer:
@@ -61,11 +76,21 @@ class RunViewer:
         await viewer.serve(port=8765)  # http://127.0.0.1:8765/runs/<run_id>
         ```
 
+    The app is guarded (``ServerGuard``): it answers only for loopback names, the address it
+    is bound to and ``allowed_hosts`` (so a web page cannot reach it by DNS rebinding), refuses
+    other sites' origins and non-JSON writes, bounds request bodies, and with ``token`` requires
+    ``Authorization: Bearer <token>`` (a browser logs in with any user name and the token as
+    password). Serving beyond loopback requires a token.
+
     Args:
         workflows: the workflows whose runs it can start and resume (and draw).
         checkpoint_store: where runs are read from; runs started here are saved to the first.
         runtime: the runtime runs started or resumed here use (default: in this process).
         nats_url: follow runs live from NATS events (needs agentic-bus).
+        allowed_hosts: host names it answers for besides loopback ones (behind a proxy, or
+            served to other machines): ``runs.example.com``, ``*.example.com``.
+        token: the secret every request must carry (None: none, loopback only).
+        max_body_bytes: the largest request body read (1 MiB by default): 413 beyond.
     """
 
     def __init__(
@@ -75,6 +100,9 @@ class RunViewer:
         checkpoint_store: StoreSpec | Sequence[StoreSpec] | None = None,
         runtime: Runtime | None = None,
         nats_url: str | None = None,
+        allowed_hosts: Sequence[str] = (),
+        token: str | None = None,
+        max_body_bytes: int = ServerGuard.DEFAULT_MAX_BODY_BYTES,
     ) -> None:
         self.workflows: list[Workflow] = list(workflows)
         names = [w.name for w in self.workflows]
@@ -92,27 +120,47 @@ class RunViewer:
         self.hub = RunHub()
         self._locks: dict[str, asyncio.Lock] = {}
         self._closed = False
+        try:
+            # Made now, so a bad option fails here; the web app inside is made on first request.
+            self._guard = ServerGuard(
+                self._asgi,
+                allowed_hosts=allowed_hosts,
+                token=token,
+                max_body_bytes=max_body_bytes,
+                browser_login=True,  # the pages are read in a browser, which cannot add headers
+            )
+        except ServerGuardError as exc:
+            raise ViewerError(str(exc)) from None
 
     # -- the web app -----------------------------------------------------------------------------
 
-    @cached_property
-    def app(self) -> Starlette:
-        """The ASGI app (Starlette): pages, JSON API and event streams of this viewer."""
+    @property
+    def app(self) -> ServerGuard:
+        """The ASGI app: pages, JSON API and event streams of this viewer, guarded."""
         require_viewer_extra()
+        return self._guard
+
+    @cached_property
+    def _starlette(self) -> Starlette:
         from agentic_orchestrator._viewer._app import create_app
 
         return create_app(self)
 
-    async def serve(
-        self, host: str = "127.0.0.1", port: int = 8765, *, allow_remote: bool = False
-    ) -> None:
-        """Serve the app with uvicorn until cancelled (Ctrl-C); loopback only unless
-        ``allow_remote`` (the viewer can resume runs: never expose it unprotected)."""
-        require_viewer_extra()
+    async def _asgi(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._starlette(scope, receive, send)
+
+    async def serve(self, host: str = "127.0.0.1", port: int = 8765) -> None:
+        """Serve the app with uvicorn until cancelled (Ctrl-C); a host other than loopback
+        needs the viewer's ``token`` (the viewer can start and resume runs): ``ViewerError``."""
+        app = self.app
+        try:
+            app.check_bind(host, option="RunViewer(token=...)")
+        except ServerGuardError as exc:
+            raise ViewerError(str(exc)) from None
         from agentic_orchestrator._viewer._serve import serve_app
 
         try:
-            await serve_app(self.app, host=host, port=port, allow_remote=allow_remote)
+            await serve_app(app, host=host, port=port)
         finally:
             await self.aclose()
 
@@ -156,7 +204,9 @@ class RunViewer:
         chosen = workflow if isinstance(workflow, Workflow) else self.workflow(workflow)
         store = self.sources[0].store if self.sources else None
         stream = chosen.run_stream(
-            start_message(chosen, message), checkpoint_store=store, runtime=self.runtime
+            start_message(chosen, message),
+            checkpoint_store=self._store_beside_runtime(store),
+            runtime=self.runtime,
         )
         try:
             return await self.hub.track(stream, workflow=chosen, source="live", resumable=True)
@@ -198,6 +248,7 @@ class RunViewer:
 
     async def get_run(self, run_id: str) -> RunView:
         """The run ``run_id`` as it stands (``RunNotFoundError`` when no one knows it)."""
+        _check_run_id(run_id)
         record = self.hub.get(run_id)
         if record is not None:
             return record.view()
@@ -211,6 +262,7 @@ class RunViewer:
 
     async def snapshots(self, run_id: str) -> AsyncIterator[RunView]:
         """The run's view now and after every change, until it completes or fails."""
+        _check_run_id(run_id)
         last: str | None = None
         while not self._closed:
             record = self.hub.get(run_id)
@@ -289,6 +341,7 @@ class RunViewer:
         (``AnswerRejectedError`` names the request and what is wrong). A run in a checkpoint
         store resumes from its latest checkpoint; one paused in this process, where it waits.
         """
+        _check_run_id(run_id)
         if not responses:
             raise AnswerRejectedError("no responses: give {request_id: answer}")
         lock = self._locks.setdefault(run_id, asyncio.Lock())
@@ -323,7 +376,7 @@ class RunViewer:
                 stream = workflow.run_stream(
                     responses=validated,
                     checkpoint_id=checkpoint.id,
-                    checkpoint_store=source.store,
+                    checkpoint_store=self._store_beside_runtime(source.store),
                     runtime=self.runtime,
                 )
             else:
@@ -340,6 +393,11 @@ class RunViewer:
                 ) from exc
             record.answered(list(validated))
 
+    def _store_beside_runtime(self, store: CheckpointStore | None) -> CheckpointStore | None:
+        """``store``, unless the runtime drives durable runs: those keep their checkpoints in
+        the runtime's own store (NATS KV for ``NatsRuntime``), which refuses a second one."""
+        return None if isinstance(self.runtime, RunDriver) else store
+
     async def _held(self, run_id: str, *, live: bool) -> tuple[CheckpointSource, Checkpoint] | None:
         """The store holding ``run_id`` and its latest checkpoint (None: held by none)."""
         for source in self.sources:
@@ -354,16 +412,22 @@ class RunViewer:
         return None
 
 
+def _check_run_id(run_id: str) -> None:
+    if not _RUN_ID.fullmatch(run_id):
+        raise ViewerError(
+            f"{run_id[:100]!r} is not a run id (1-200 letters, digits, '_', '-' or '.')"
+        )
+
+
 def start_message(workflow: Workflow, message: Any) -> Any:
     """``message`` as a type the start executor takes: JSON from a page becomes the pydantic
     model (or other type) its handlers declare; ``AnswerRejectedError`` when none fits."""
-    accepted = workflow.executors[workflow.start_executor_id].input_types
-    if not accepted or any(
-        t is object or (isinstance(t, type) and isinstance(message, t)) for t in accepted
-    ):
+    handlers = workflow.executors[workflow.start_executor_id].handlers
+    # The engine's own test of each handler's annotation (Any, unions, list[T], models...).
+    if not handlers or any(spec.accepts(message) for spec in handlers):
         return message
     problems: list[str] = []
-    for accepted_type in accepted:
+    for accepted_type in (spec.message_type for spec in handlers):
         try:
             return TypeAdapter(accepted_type).validate_python(message)
         except ValidationError as exc:

@@ -30,6 +30,7 @@ from agentic_core import (
 )
 from agentic_orchestrator._viewer._describe import graph_parts, response_schema, short, to_json
 from agentic_orchestrator._viewer._errors import SourceError, ViewerError
+from agentic_orchestrator._viewer._limits import bounded
 from agentic_orchestrator._viewer._record import PendingRequest, request_from_event
 from agentic_orchestrator._viewer._views import (
     EventView,
@@ -238,7 +239,7 @@ def _raw_request(encoded: dict[str, Any]) -> PendingRequest | None:
         request_id=request_id,
         source_executor_id=str(values.get("source_executor_id", "")),
         prompt=short(str(plain)),
-        data=to_json(plain),
+        data=bounded(to_json(plain)),
         response_schema=response_schema(response_type) if response_type is not Any else {},
     )
     return PendingRequest(view, response_type)
