@@ -13,8 +13,9 @@ overhead over the floor measured in the same process:
 - ``ProcessSandbox (bwrap)`` and ``ProcessSandbox (no bwrap)``: ``use_bwrap=True`` (the
   bubblewrap jail) and ``use_bwrap=False`` (the ``unshare`` fallback), each ``execute`` making
   and removing a run directory and the jail;
-- ``DockerSandbox``: one container per run — create, copy the program in, attach, start, wait,
-  read ``out/``, remove. Without ``--base-url``/``--image`` it runs on both engines of the
+- ``DockerSandbox``: one container per run — create it with a waiting first process and the
+  run's sized tmpfs disk, start it, copy the program in, run it as an engine ``exec``, read
+  ``out/`` from the tmpfs, remove. Without ``--base-url``/``--image`` it runs on both engines of the
   tests, one after the other: Podman (tests/fixtures/podman.py: a private ``podman system
   service``) and Docker Engine (tests/fixtures/dockerd.py: a private ``dockerd``), each with
   the Debian ``python3`` test image, built on first use and cached. Its interpreter is Debian's

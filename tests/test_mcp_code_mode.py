@@ -1,14 +1,17 @@
-"""MCP Code Mode in the real sandboxes: ProcessSandbox (bubblewrap) and DockerSandbox (on Podman
-and Docker Engine), with a real MCP server on the host.
+"""MCP Code Mode in the real sandboxes: ProcessSandbox (bubblewrap, and its ``unshare`` jail) and
+DockerSandbox (on Podman and Docker Engine), with a real MCP server on the host.
 
-Each test runs once per sandbox (``process``, ``podman``, ``docker``). Skips with the reason
-where a sandbox cannot run here; fails instead under ``AGENTIC_REQUIRE_SERVICES=1`` (CI).
+Each test runs once per sandbox (``process``, ``unshare``, ``podman``, ``docker``). Skips with
+the reason where a sandbox cannot run here; fails instead under ``AGENTIC_REQUIRE_SERVICES=1``
+(CI).
 """
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -32,16 +35,17 @@ pytestmark = pytest.mark.slow
 PROBE = Path(__file__).parent.parent / "packages/agentic-mcp/tests/servers/probe_server.py"
 
 
-@pytest.fixture(params=["process", "podman", "docker"])
+@pytest.fixture(params=["process", "unshare", "podman", "docker"])
 async def sandbox(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[InteractiveSandbox]:
     """A real sandbox, network off, small limits."""
-    if request.param == "process":
-        if shutil.which("bwrap") is None:
+    if request.param in ("process", "unshare"):
+        use_bwrap = request.param == "process"
+        if use_bwrap and shutil.which("bwrap") is None:
             missing_service("bwrap not found: install bubblewrap (apt-get install bubblewrap)")
         box: InteractiveSandbox = ProcessSandbox(
-            workdir=tmp_path, timeout_s=20, memory_mb=256, use_bwrap=True
+            workdir=tmp_path, timeout_s=20, memory_mb=256, use_bwrap=use_bwrap
         )
     else:
         engine: Any = request.getfixturevalue(
@@ -255,6 +259,72 @@ async def test_host_secrets_and_the_network_stay_outside(
     )
     result = await mode.execute(code)
     assert result.stdout.split() == ["token", "None", "network", "off"]
+
+
+async def _pong(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    writer.write(b"pong")
+    await writer.drain()
+    writer.close()
+
+
+@pytest.fixture
+async def host_socket() -> AsyncIterator[Path]:
+    """A unix socket on the host anyone may use (0777 in a 0777 directory under /tmp)."""
+    directory = Path(tempfile.mkdtemp(prefix="agentic-sock-", dir="/tmp"))
+    directory.chmod(0o777)
+    path = directory / "mcp.sock"
+    server = await asyncio.start_unix_server(_pong, path)
+    path.chmod(0o777)
+    try:
+        yield path
+    finally:
+        server.close()
+        await server.wait_closed()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+async def test_code_reaches_neither_host_sockets_nor_the_server_nor_tools_added_mid_run(
+    client: MCPClient, sandbox: InteractiveSandbox, host_socket: Path, tmp_path: Path
+) -> None:
+    # The way around the tool channel: a host socket (an MCP server listening on one), the
+    # MCP server's process (its environment holds PROBE_TOKEN), or a tool the server adds
+    # while the run goes on (not in this run's listing, so never allowed).
+    mode = CodeMode(client, sandbox, deny=["probe.side_effect"])
+    code = (
+        "import glob, socket\n"
+        "import mcp\n"
+        "client = socket.socket(socket.AF_UNIX)\n"
+        "try:\n"
+        f"    client.connect({str(host_socket)!r})\n"
+        "    print('socket reached', client.recv(4))\n"
+        "except OSError as exc:\n"
+        "    print('socket', type(exc).__name__)\n"
+        "seen = []\n"
+        "for path in glob.glob('/proc/[0-9]*/environ'):\n"
+        "    try:\n"
+        "        if b'host-only-secret' in open(path, 'rb').read():\n"
+        "            seen.append(path)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "print('server seen', seen)\n"
+        "print(mcp.probe.grow(name='fresh_tool'))\n"
+        "for tool in ('fresh_tool', 'side_effect'):\n"
+        "    try:\n"
+        "        mcp.call_tool('probe', tool, {'tag': 'sneaked'})\n"
+        "        print(tool, 'called')\n"
+        "    except mcp.ToolError as error:\n"
+        "        print(tool, error.kind)\n"
+    )
+    result = await mode.execute(code)
+    assert result.ok, result
+    assert result.stdout.splitlines() == [
+        "socket FileNotFoundError",
+        "server seen []",
+        "added fresh_tool",
+        "fresh_tool NotAllowed",
+        "side_effect NotAllowed",
+    ]
+    assert effects(tmp_path) == []
 
 
 async def test_as_tool_and_the_executor(client: MCPClient, sandbox: InteractiveSandbox) -> None:

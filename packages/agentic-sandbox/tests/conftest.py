@@ -2,12 +2,15 @@
 
 ``sandbox`` is the real thing: a ProcessSandbox that must use bubblewrap. Without bwrap those tests
 skip with the reason, unless ``AGENTIC_REQUIRE_SERVICES=1`` (CI): then they fail.
-``unshare_sandbox`` is the fallback jail (PID and network namespaces via ``unshare``).
+``unshare_sandbox`` is the fallback jail (``unshare`` and a setup script, no bwrap).
+``jailed_sandbox`` is each of the two in turn (test ids ``[bwrap]`` and ``[unshare]``).
 ``docker_sandbox`` and ``shell_docker_sandbox`` are DockerSandboxes on each real engine in turn,
 Podman and Docker Engine (``container_engine``, from ``tests/fixtures/engines.py``), with the Python
 and the busybox test image; each checks after its test that no container of ours is left.
 ``bridge_server`` is a container on that engine's default bridge network answering ``pong``, for
-``network=True``.
+``network=True``. ``host_unix_socket`` and ``host_abstract_socket`` are unix-socket servers on
+the host answering ``pong`` to anyone (a world-writable path under ``/tmp``; an abstract name):
+no sandboxed program may reach them.
 
 A program started with ``marker_env`` carries ``AGENTIC_TEST_MARKER=<uuid>`` in its environment;
 ``leftover_processes()`` lists the live processes that still carry it, read from ``/proc/*/environ``
@@ -122,6 +125,60 @@ async def unshare_sandbox() -> AsyncIterator[ProcessSandbox]:
         if not await box.is_ready():
             pytest.skip("unshare cannot create PID and network namespaces here")
         yield box
+
+
+@pytest.fixture(params=["bwrap", "unshare"])
+async def jailed_sandbox(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[ProcessSandbox]:
+    """The bwrap jail, then the unshare one, with the small limits of ``sandbox``."""
+    use_bwrap = request.param == "bwrap"
+    if use_bwrap and shutil.which("bwrap") is None:
+        missing_service("bwrap not found: install bubblewrap (apt-get install bubblewrap)")
+    async with ProcessSandbox(
+        workdir=tmp_path, timeout_s=10, memory_mb=256, max_processes=32, use_bwrap=use_bwrap
+    ) as box:
+        if not await box.is_ready():
+            missing_service(f"{request.param} cannot create a sandbox on this machine")
+        assert box.isolation == request.param
+        yield box
+
+
+async def _pong(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    writer.write(b"pong")
+    await writer.drain()
+    writer.close()
+    await writer.wait_closed()
+
+
+@pytest.fixture
+async def host_unix_socket() -> AsyncIterator[Path]:
+    """A unix socket any local user may use (0777, in a 0777 directory under /tmp), answering
+    b"pong": a redis or D-Bus socket left open; yields its path."""
+    directory = Path(tempfile.mkdtemp(prefix="agentic-sock-", dir="/tmp"))
+    directory.chmod(0o777)
+    path = directory / "x.sock"
+    server = await asyncio.start_unix_server(_pong, path)
+    path.chmod(0o777)
+    try:
+        yield path
+    finally:
+        server.close()
+        await server.wait_closed()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+async def host_abstract_socket() -> AsyncIterator[str]:
+    """A unix socket in the abstract namespace (no file, no permissions), answering b"pong";
+    yields its address (``"\\0agentic-<uuid>"``)."""
+    address = f"\0agentic-{uuid.uuid4().hex}"
+    server = await asyncio.start_unix_server(_pong, address)
+    try:
+        yield address
+    finally:
+        server.close()
+        await server.wait_closed()
 
 
 @pytest.fixture

@@ -116,3 +116,9 @@ def test_a_huge_archive_is_read_only_up_to_its_limit() -> None:
     artifacts = artifacts_from_archive(endless(), max_total_bytes=10)
     assert [a.path for a in artifacts] == ["a"]
     assert len(megabytes_read) < 20  # the limit plus 16 MiB of slack
+
+
+@pytest.mark.parametrize("chunks", [[], [b"\0" * 100], [b"not a tar archive at all" * 40]])
+def test_an_empty_or_broken_archive_gives_no_artifacts(chunks: list[bytes]) -> None:
+    # A container that died under us (its disk with it) answers with an empty body.
+    assert artifacts_from_archive(chunks, max_total_bytes=1000) == []

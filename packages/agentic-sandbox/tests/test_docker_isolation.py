@@ -7,28 +7,36 @@ engine: each runs on Podman's Docker API and on Docker Engine (``container_engin
 
 from __future__ import annotations
 
+import ast
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
 
-from agentic_sandbox import DockerSandbox
-from tests.fixtures.engines import ContainerEngine
+from agentic_sandbox import DockerSandbox, SandboxError
+from tests.fixtures.engines import ContainerEngine, bytes_on_disk
 from tests.fixtures.sandbox_attacks import (
     DAEMONIZE,
     ENVIRONMENT_AND_LEAKS,
+    FILL_A_TMPFS_OF_ITS_OWN,
     FORK_UNTIL_REFUSED,
+    PEEK_AT_OTHER_PROCESSES,
     PRIVILEGES,
     PROCESS_IDS,
     RUNAWAY_TREE,
     SECRET,
+    WAIT_FOR_A_LINE,
     connect_code,
+    fill_disk_code,
     host_can_still_fork,
     read_each_code,
+    unix_connect_code,
     write_each_code,
 )
+
+QUOTA_MB = 16
 
 # -- resource exhaustion ------------------------------------------------------------------------
 
@@ -51,8 +59,9 @@ async def test_a_shell_fork_bomb_is_stopped_by_the_timeout(
     marker_env: dict[str, str],
     leftover_processes: Callable[[], list[int]],
 ) -> None:
+    # (A builtin loop, not `sleep`: a full pids cgroup could refuse the sleep its fork.)
     result = await shell_docker_sandbox.execute(
-        "b() { b | b & }; b; sleep 600", language="sh", env=marker_env, timeout_s=2
+        "b() { b | b & }; b; while :; do :; done", language="sh", env=marker_env, timeout_s=2
     )
     assert result.timed_out
     assert leftover_processes() == []
@@ -107,6 +116,68 @@ async def test_a_huge_file_is_stopped_at_the_file_size_limit(
     ) as box:
         result = await box.execute("head -c 5000000 /dev/zero > big.bin; echo $?", language="sh")
     assert result.stdout.strip() != "0"  # SIGXFSZ killed head
+
+
+@pytest.fixture
+async def small_disk_sandbox(container_engine: ContainerEngine) -> AsyncIterator[DockerSandbox]:
+    """A DockerSandbox with a 16 MiB disk and 4 MiB files."""
+    async with DockerSandbox(
+        container_engine.python_image,
+        base_url=container_engine.base_url,
+        timeout_s=10,
+        memory_mb=256,
+        max_disk_mb=QUOTA_MB,
+        max_file_mb=4,
+    ) as box:
+        yield box
+    assert container_engine.sandbox_containers() == []
+
+
+async def test_many_files_past_max_disk_mb_get_enospc_and_the_result_names_the_quota(
+    small_disk_sandbox: DockerSandbox,
+) -> None:
+    result = await small_disk_sandbox.execute(
+        fill_disk_code("many") + "open('more.txt', 'w').write('x' * 8192)\n"
+    )
+    written, error = result.stdout.split()
+    assert error == "ENOSPC", result.stderr
+    assert 8 <= int(written) < QUOTA_MB
+    assert result.stderr.endswith(
+        "[agentic-sandbox] no space left: the run's disk (the work directory) is full at "
+        f"max_disk_mb={QUOTA_MB}\n"
+    )
+
+
+async def test_the_engine_disk_never_holds_what_the_program_writes(
+    small_disk_sandbox: DockerSandbox, container_engine: ContainerEngine
+) -> None:
+    before = bytes_on_disk(container_engine.state_dir)
+    async with small_disk_sandbox.start(fill_disk_code("many", then_wait=True)) as program:
+        line = await program.readline(limit=64)
+        assert line.split()[1] == b"ENOSPC", line
+        grown = bytes_on_disk(container_engine.state_dir) - before
+        await program.write(b"done\n")
+        result = await program.wait()
+    assert result.exit_code == 0
+    assert grown < 4 * 1024 * 1024, grown  # the engine's own bookkeeping, not the 15 MiB
+
+
+async def test_artifacts_written_before_a_timeout_come_back(
+    small_disk_sandbox: DockerSandbox,
+) -> None:
+    # The timed-out container is frozen, not removed, until its disk has been read.
+    code = "import time\nopen('out/partial.txt', 'w').write('so far')\ntime.sleep(60)"
+    result = await small_disk_sandbox.execute(code, timeout_s=1)
+    assert result.timed_out
+    assert result.exit_code == 137
+    assert [(a.path, a.content) for a in result.artifacts] == [("partial.txt", b"so far")]
+
+
+async def test_input_files_larger_than_the_quota_are_refused(
+    small_disk_sandbox: DockerSandbox,
+) -> None:
+    with pytest.raises(SandboxError, match=f"more than max_disk_mb={QUOTA_MB}"):
+        await small_disk_sandbox.execute("pass", files={"big.bin": b"\0" * (QUOTA_MB + 1) * 2**20})
 
 
 # -- network --------------------------------------------------------------------------------------
@@ -166,6 +237,20 @@ async def test_no_network_has_only_a_loopback_interface(
     assert result.stdout.split() == ["lo"]
 
 
+async def test_a_world_writable_unix_socket_on_the_host_is_unreachable(
+    docker_sandbox: DockerSandbox, host_unix_socket: Path
+) -> None:
+    result = await docker_sandbox.execute(unix_connect_code(str(host_unix_socket)))
+    assert result.stdout == "FileNotFoundError\n", result.stderr
+
+
+async def test_an_abstract_unix_socket_on_the_host_is_unreachable(
+    docker_sandbox: DockerSandbox, host_abstract_socket: str
+) -> None:
+    result = await docker_sandbox.execute(unix_connect_code(host_abstract_socket))
+    assert result.stdout == "ConnectionRefusedError\n", result.stderr
+
+
 # -- file system ----------------------------------------------------------------------------------
 
 
@@ -192,6 +277,23 @@ async def test_writes_outside_the_work_dir_do_not_reach_the_host(
     assert f"{host_tmp} written" in result.stdout  # the container's own /tmp (a tmpfs)...
     assert not host_tmp.exists()  # ...not the host's
     assert sorted(p.name for p in outside_dir.iterdir()) == ["secret.txt"]
+
+
+async def test_a_tmpfs_of_its_own_counts_against_the_memory_limit(
+    container_engine: ContainerEngine,
+) -> None:
+    # Podman's default seccomp profile lets the program make user namespaces (Docker's does
+    # not): root in one, it mounts a tmpfs, whose pages the container's memory cgroup counts.
+    async with DockerSandbox(
+        container_engine.shell_image,
+        base_url=container_engine.base_url,
+        memory_mb=128,
+        max_file_mb=64,
+        timeout_s=20,
+    ) as box:
+        result = await box.execute(FILL_A_TMPFS_OF_ITS_OWN, language="sh")
+    written = [int(word) for word in result.stdout.split() if word.isdigit()]
+    assert max(written, default=0) <= 3, result  # at most 150 MB of 50 MB files in 128 MiB
 
 
 async def test_the_program_runs_unprivileged(docker_sandbox: DockerSandbox) -> None:
@@ -223,7 +325,22 @@ async def test_the_parents_secrets_are_not_visible(
 
 async def test_the_host_processes_are_invisible(docker_sandbox: DockerSandbox) -> None:
     result = await docker_sandbox.execute(PROCESS_IDS)
-    assert result.stdout == "['1']\n"  # a fresh PID namespace: the program is its init
+    pids = ast.literal_eval(result.stdout)
+    assert len(pids) == 2  # a fresh PID namespace: its first process (which waits), the program
+    assert "1" in pids
+
+
+async def test_a_run_can_neither_see_nor_trace_nor_kill_another_run(
+    docker_sandbox: DockerSandbox,
+) -> None:
+    # Both run as uid 65534: only their PID namespaces keep them apart.
+    async with docker_sandbox.start(WAIT_FOR_A_LINE, env={"BAIT": "agentic-secret"}) as victim:
+        assert await victim.readline(limit=64) == b"up\n"
+        attack = await docker_sandbox.execute(PEEK_AT_OTHER_PROCESSES)
+        assert attack.stdout == "found [] attached []\n", attack.stderr
+        await victim.write(b"still here?\n")
+        result = await victim.wait()
+    assert (result.exit_code, result.timed_out) == (0, False)
 
 
 async def test_a_daemonized_child_does_not_survive(

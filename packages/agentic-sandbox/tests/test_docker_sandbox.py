@@ -32,6 +32,7 @@ SETTINGS = ContainerSettings(
     read_only=True,
     user="65534:65534",
     max_file_mb=8,
+    max_disk_mb=32,
 )
 
 
@@ -45,12 +46,15 @@ def test_docker_sandbox_implements_the_core_protocols() -> None:
 
 
 def test_containers_are_isolated_by_default() -> None:
-    config, host = container_settings(SETTINGS, language="python", env={}, interactive=False)
-    assert config["entrypoint"] == ["python3", "-u", "main.py"]
-    assert config["working_dir"] == WORK_DIR
-    assert config["user"] == "65534:65534"
+    config, host, program = container_settings(
+        SETTINGS, language="python", env={}, interactive=False
+    )
+    assert config["entrypoint"][0] == "python3"  # the holder: it only waits
+    assert program["cmd"] == ["python3", "-u", "main.py"]
+    assert config["working_dir"] == program["workdir"] == WORK_DIR
+    assert config["user"] == program["user"] == "65534:65534"
     assert config["labels"] == {LABEL: "1"}
-    assert config["stdin_open"] is False
+    assert program["stdin"] is False
     assert host["network_mode"] == "none"
     assert host["mem_limit"] == host["memswap_limit"] == 256 * 1024 * 1024
     assert host["nano_cpus"] == 500_000_000
@@ -60,21 +64,39 @@ def test_containers_are_isolated_by_default() -> None:
     assert host["cap_drop"] == ["ALL"]
     assert host["security_opt"] == ["no-new-privileges"]
     assert host["tmpfs"] == {"/tmp": "rw,nosuid,nodev,size=256m"}
-    assert [(m["Target"], m["Type"]) for m in host["mounts"]] == [(VOLUME_DIR, "volume")]
     assert {u["Name"]: u["Hard"] for u in host["ulimits"]}["fsize"] == 8 * 1024 * 1024
+
+
+def test_the_work_dir_is_a_sized_tmpfs_on_each_engine() -> None:
+    _config, docker, _program = container_settings(
+        SETTINGS, language="python", env={}, interactive=False
+    )
+    [volume] = docker["mounts"]
+    assert (volume["Target"], volume["Type"]) == (VOLUME_DIR, "volume")
+    options = volume["VolumeOptions"]["DriverConfig"]["Options"]
+    assert (options["type"], options["device"]) == ("tmpfs", "tmpfs")
+    assert options["o"].startswith("size=33554432,nr_inodes=32768,")
+    podman = ContainerSettings(**{**SETTINGS.__dict__, "podman": True})
+    _config, host, _program = container_settings(
+        podman, language="python", env={}, interactive=False
+    )
+    assert host["mounts"] == []
+    assert host["tmpfs"][VOLUME_DIR].startswith("rw,nosuid,nodev,size=33554432,")
 
 
 def test_network_true_uses_the_engines_default_network() -> None:
     settings = ContainerSettings(**{**SETTINGS.__dict__, "network": True})
-    _config, host = container_settings(settings, language="shell", env={}, interactive=True)
+    _config, host, _program = container_settings(
+        settings, language="shell", env={}, interactive=True
+    )
     assert host["network_mode"] == "bridge"
 
 
 def test_the_environment_is_only_what_the_caller_passes() -> None:
-    config, _host = container_settings(
+    _config, _host, program = container_settings(
         SETTINGS, language="python", env={"GIVEN": "1"}, interactive=False
     )
-    assert config["environment"] == {"HOME": WORK_DIR, "LANG": "C.UTF-8", "GIVEN": "1"}
+    assert program["environment"] == {"HOME": WORK_DIR, "LANG": "C.UTF-8", "GIVEN": "1"}
 
 
 async def test_an_unknown_language_is_a_sandbox_error() -> None:

@@ -1,14 +1,17 @@
 """Attacks on ProcessSandbox: each must fail inside the jail and leave the host intact.
 
 The ``sandbox`` fixture requires bubblewrap (skipped without it, failed in CI); the
-``unshare_sandbox`` one checks what the fallback jail still promises.
+``unshare_sandbox`` one checks what the fallback jail still promises, and ``jailed_sandbox``
+runs a test in each of the two jails.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -20,13 +23,17 @@ from tests.fixtures.sandbox_attacks import (
     DAEMONIZE,
     ENVIRONMENT_AND_LEAKS,
     FORK_UNTIL_REFUSED,
+    NEW_USER_NAMESPACE,
+    PEEK_AT_OTHER_PROCESSES,
     PRIVILEGES,
     PROCESS_IDS,
     RUNAWAY_TREE,
     SECRET,
+    WAIT_FOR_A_LINE,
     connect_code,
     host_can_still_fork,
     read_each_code,
+    unix_connect_code,
     write_each_code,
 )
 from tests.fixtures.servers import missing_service
@@ -169,6 +176,40 @@ async def test_unshare_fallback_also_cuts_the_network(
     assert "pong" not in result.stdout
 
 
+async def test_a_world_writable_unix_socket_on_the_host_is_unreachable(
+    jailed_sandbox: ProcessSandbox, host_unix_socket: Path
+) -> None:
+    result = await jailed_sandbox.execute(unix_connect_code(str(host_unix_socket)))
+    assert "connected" not in result.stdout
+    assert result.stdout == "FileNotFoundError\n", result.stderr  # no host /tmp in the jail
+
+
+async def test_an_abstract_unix_socket_on_the_host_is_unreachable(
+    jailed_sandbox: ProcessSandbox, host_abstract_socket: str
+) -> None:
+    # Abstract names belong to the network namespace: the jail's own has none of the host's.
+    result = await jailed_sandbox.execute(unix_connect_code(host_abstract_socket))
+    assert result.stdout == "ConnectionRefusedError\n", result.stderr
+
+
+async def test_host_runtime_directories_are_not_in_the_jail(jailed_sandbox: ProcessSandbox) -> None:
+    # (Not /root or /home: the interpreter may live there, and is bound at its own path.)
+    paths = ["/run", "/var/run", "/var/tmp", "/var/lib", "/dev/shm", "/mnt", "/srv"]
+    code = (
+        "import os\n"
+        f"for path in {paths!r}:\n"
+        "    try:\n"
+        "        print(path, os.listdir(path))\n"
+        "    except OSError as exc:\n"
+        "        print(path, type(exc).__name__)\n"
+    )
+    result = await jailed_sandbox.execute(code)
+    seen = dict(line.split(" ", 1) for line in result.stdout.splitlines())
+    assert set(seen) == set(paths), result.stderr
+    for path, listing in seen.items():
+        assert listing in ("FileNotFoundError", "[]"), (path, listing)
+
+
 # -- file system ----------------------------------------------------------------------------------
 
 
@@ -205,6 +246,16 @@ async def test_the_interpreter_is_read_only(sandbox: ProcessSandbox) -> None:
     assert "Read-only file system" in result.stderr or "Permission denied" in result.stderr
 
 
+async def test_no_user_namespace_can_be_made_in_the_jail(jailed_sandbox: ProcessSandbox) -> None:
+    # Root of a user namespace of its own, the program could mount a tmpfs as big as it likes.
+    result = await jailed_sandbox.execute(NEW_USER_NAMESPACE)
+    assert result.stdout.splitlines() == [
+        "unshare EPERM",
+        "unshare -Urm refused",
+        "threads work",
+    ], result.stderr
+
+
 async def test_the_program_runs_unprivileged(sandbox: ProcessSandbox) -> None:
     code = PRIVILEGES
     result = await sandbox.execute(code)
@@ -228,7 +279,7 @@ async def test_the_parents_secrets_are_not_visible(
     result = await sandbox.execute(code, env={"MINE": "1"})
     assert "sk-test" not in result.stdout
     assert "LEAK" not in result.stdout
-    assert result.stdout.splitlines()[0] == "['HOME', 'LANG', 'MINE', 'PATH', 'PWD']"
+    assert result.stdout.splitlines()[0] == "['HOME', 'LANG', 'MINE', 'PATH']"
 
 
 async def test_the_host_processes_are_invisible(sandbox: ProcessSandbox) -> None:
@@ -244,6 +295,61 @@ async def test_a_daemonized_child_does_not_survive(
     result = await sandbox.execute(DAEMONIZE, env=marker_env)
     assert result.stdout == "up\n", result.stderr
     assert leftover_processes() == []
+
+
+async def test_a_run_can_neither_see_nor_trace_nor_kill_another_run(
+    jailed_sandbox: ProcessSandbox,
+) -> None:
+    # Both run as the same uid (65534 as root): only the PID namespace keeps them apart.
+    secret = {"BAIT": "agentic-secret"}
+    async with jailed_sandbox.start(WAIT_FOR_A_LINE, env=secret) as victim:
+        assert await victim.readline(limit=64) == b"up\n"
+        attack = await jailed_sandbox.execute(PEEK_AT_OTHER_PROCESSES)
+        assert attack.stdout == "found [] attached []\n", attack.stderr
+        await victim.write(b"still here?\n")
+        result = await victim.wait()
+    assert (result.exit_code, result.timed_out) == (0, False)
+
+
+_CALLER = """
+import asyncio, sys
+from agentic_sandbox import ProcessSandbox
+PROGRAM = "import time\\nprint('up', flush=True)\\ntime.sleep(600)"
+async def main():
+    box = ProcessSandbox(workdir=sys.argv[1], use_bwrap=sys.argv[2] == 'bwrap', timeout_s=600)
+    async with box.start(PROGRAM, env={sys.argv[3]: sys.argv[4]}) as program:
+        await program.readline(limit=16)
+        print('started', flush=True)
+        await asyncio.sleep(600)
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "unshare"])
+async def test_the_run_dies_with_the_process_that_started_it(
+    mode: str,
+    tmp_path: Path,
+    marker_env: dict[str, str],
+    leftover_processes: Callable[[], list[int]],
+) -> None:
+    if mode == "bwrap" and shutil.which("bwrap") is None:
+        missing_service("bwrap not found: install bubblewrap (apt-get install bubblewrap)")
+    [(variable, marker)] = marker_env.items()
+    caller = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _CALLER, str(tmp_path), mode, variable, marker,
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert caller.stdout is not None
+        async with asyncio.timeout(20):
+            assert await caller.stdout.readline() == b"started\n"
+        assert leftover_processes() != []
+    finally:
+        caller.kill()  # SIGKILL: no clean-up of its own
+        await caller.wait()
+    async with asyncio.timeout(5):
+        while leftover_processes():  # noqa: ASYNC110 - polling /proc
+            await asyncio.sleep(0.02)
 
 
 async def test_a_daemonized_child_does_not_survive_the_unshare_fallback(

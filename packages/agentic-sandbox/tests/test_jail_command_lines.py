@@ -180,8 +180,16 @@ async def test_use_bwrap_true_without_bwrap_says_how_to_install_it() -> None:
 
 
 @pytest.mark.usefixtures("no_namespace_tools")
+async def test_without_namespaces_max_disk_mb_refuses_to_run() -> None:
+    box = ProcessSandbox(network=True)
+    assert not await box.is_ready()
+    with pytest.raises(SandboxNotReadyError, match=r"max_disk_mb needs a mount namespace.*None"):
+        await box.execute("print(1)")
+
+
+@pytest.mark.usefixtures("no_namespace_tools")
 async def test_without_namespaces_network_true_still_runs_with_limits() -> None:
-    async with ProcessSandbox(network=True, timeout_s=5) as box:
+    async with ProcessSandbox(network=True, max_disk_mb=None, timeout_s=5) as box:
         result = await box.execute(
             "import resource\nprint(resource.getrlimit(resource.RLIMIT_NPROC))"
         )

@@ -101,8 +101,9 @@ async def test_node_24_runs_typescript_and_javascript(
     assert (result.exit_code, result.stdout, result.stderr) == (0, expected, "")
 
 
+@pytest.mark.parametrize("use_bwrap", [True, False], ids=["bwrap", "unshare"])
 async def test_an_interpreter_installed_under_tmp_runs_in_the_jail(
-    node_24_on_path: Path, monkeypatch: pytest.MonkeyPatch
+    node_24_on_path: Path, monkeypatch: pytest.MonkeyPatch, use_bwrap: bool
 ) -> None:
     # The jail's /tmp is private: an interpreter living under the host's /tmp (a checkout or
     # virtualenv there) must be bound into it, not hidden by it.
@@ -112,7 +113,7 @@ async def test_an_interpreter_installed_under_tmp_runs_in_the_jail(
         Path(host_tmp).chmod(0o755)
         shutil.copy2(node_24_on_path / "node", bin_dir / "node")
         monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-        async with ProcessSandbox(timeout_s=10, memory_mb=256, use_bwrap=True) as box:
+        async with ProcessSandbox(timeout_s=10, memory_mb=256, use_bwrap=use_bwrap) as box:
             result = await box.execute(
                 "require('fs').writeFileSync('/tmp/scratch', 'x');"
                 "console.log(process.execPath, require('fs').readFileSync('/tmp/scratch', 'utf8'))",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentic_sandbox import ProcessSandbox, SandboxError, SandboxNotReadyError
+from agentic_sandbox import ProcessSandbox, SandboxError
 from tests.fixtures.sandbox_attacks import read_each_code, write_each_code
 from tests.fixtures.servers import missing_service
 
@@ -131,20 +131,21 @@ def test_a_path_the_sandbox_user_cannot_read_is_refused(tmp_path: Path) -> None:
 
 
 @as_root
-async def test_without_bwrap_a_path_behind_a_private_directory_is_not_ready(
+async def test_without_bwrap_a_path_behind_a_private_directory_is_bound_too(
     unshare_sandbox: ProcessSandbox, tmp_path: Path
 ) -> None:
-    # pytest's tmp_path lies under a directory only root may enter; without a mount namespace
-    # of its own, uid 65534 could not reach the tools even though they are world-readable.
+    # pytest's tmp_path lies under a directory only root may enter: the unshare jail binds the
+    # tools at their path (as root, before dropping to uid 65534), like bwrap.
     # (unshare_sandbox only makes sure the unshare jail itself works here.)
     tools = tmp_path / "tools"
     tools.mkdir(mode=0o755)
+    (tools / "tool.txt").write_text("TOOL-2.0")
+    (tools / "tool.txt").chmod(0o644)
     async with ProcessSandbox(
         timeout_s=10, memory_mb=256, use_bwrap=False, read_only_paths=[tools]
     ) as sandbox:
-        assert not await sandbox.is_ready()
-        with pytest.raises(SandboxNotReadyError, match=f"cannot reach {tools}"):
-            await sandbox.execute("print('never runs')")
+        result = await sandbox.execute(read_each_code([str(tools / "tool.txt")]))
+    assert result.stdout == f"{tools / 'tool.txt'} TOOL-2.0\n", result.stderr
 
 
 async def test_without_bwrap_a_world_readable_path_is_read_in_place(

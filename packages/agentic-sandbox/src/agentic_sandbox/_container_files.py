@@ -148,6 +148,10 @@ def artifacts_from_archive(chunks: Iterable[bytes], *, max_total_bytes: int) -> 
             "sandbox artifacts past %d bytes of archive ignored",
             max_total_bytes + _ARCHIVE_SLACK_BYTES,
         )
+    except tarfile.TarError as exc:
+        # An empty or cut archive: the container died under us (its first process too, say
+        # OOM-killed), and its disk with it. What was read is all there is.
+        logger.warning("sandbox artifacts archive unreadable (%s): %d read", exc, len(artifacts))
     return sorted(artifacts, key=lambda artifact: artifact.path)
 
 

@@ -57,7 +57,7 @@ class AttachedOutput:
     def add(self, stream: int, data: bytes) -> None:
         """Keep ``data`` within the budget; blocks while interactive stdout is full."""
         with self._lock:
-            if self.truncated:
+            if self.truncated or self.eof:
                 return
             if len(data) > self._budget:
                 data = data[: self._budget]
@@ -78,6 +78,15 @@ class AttachedOutput:
         with self._lock:
             self.eof = True
         self._call_on_loop(self._notify_closed)
+
+    def cut(self) -> None:
+        """The program was killed: readers get the end of its output now, what still comes
+        (before its container is gone) is dropped."""
+        with self._lock:
+            self.eof = True
+            self._flow_control = False
+        self._room.set()
+        self._notify_closed()
 
     def _call_on_loop(self, callback: Callable[..., None], *args: object) -> None:
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is listening

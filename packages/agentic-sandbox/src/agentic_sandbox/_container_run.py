@@ -1,4 +1,13 @@
-"""One program in one container: create, copy files in, attach, start, wait, collect, remove.
+"""One program in one container: create, start, copy files in, exec, wait, collect, remove.
+
+The container's first process only waits (the ``holder``): the program runs as an ``exec`` of
+the engine, with its own stream, stdin and exit code. So the container, and the tmpfs holding
+the work directory, are still there when the program has ended, been timed out or cut off for
+printing too much — and the archive API reads the artifacts from that tmpfs, which it reaches
+only in a running (not even a paused) container. A program past its deadline or its output
+limit is reported killed (exit code 137) at once; it and whatever it started die with the
+container, removed right after its artifacts are read. Nothing the program writes lands on
+the engine's disk.
 
 Every call of the Docker SDK blocks, so each runs in a thread. The container is removed in
 every case — normal end, timeout, output overflow, an error, or the cancellation of the task
@@ -30,10 +39,12 @@ from agentic_sandbox._errors import SandboxError, SandboxNotReadyError
 
 logger = logging.getLogger("agentic_sandbox")
 
-_WAIT_SLACK_S = 60
-"""The HTTP timeout of the engine's ``wait`` call beyond the program's own timeout."""
-_STREAM_GRACE_S = 5.0
-"""After the container exits, how long its attach stream may take to deliver the last output."""
+_STREAM_GRACE_S = 0.5
+"""After the program's exit, how long its stream may take to deliver the last output (a
+process it left behind may hold the stream open until the container is removed)."""
+_POLL_FIRST_S = 0.005
+_POLL_MAX_S = 0.2
+"""How often the program's exit is checked (``exec_inspect``); at once when its stream ends."""
 _READER_JOIN_S = 5.0
 _ARCHIVE_CHUNK_BYTES = 64 * 1024
 _REMOVE_ATTEMPTS = 5
@@ -41,9 +52,14 @@ _REMOVE_RETRY_S = 0.1
 _KILLED_BY_SIGKILL = 137
 OOM_MESSAGE = "[agentic-sandbox] out of memory: the container hit its {memory_mb} MiB limit\n"
 PROBABLE_OOM_MESSAGE = (
-    "[agentic-sandbox] killed by SIGKILL, most likely out of memory (limit {memory_mb} MiB; "
-    "this engine does not report OOM kills)\n"
+    "[agentic-sandbox] killed by SIGKILL, most likely out of memory (limit {memory_mb} MiB)\n"
 )
+DISK_FULL_MESSAGE = (
+    "[agentic-sandbox] no space left: the run's disk (the work directory) is full at "
+    "max_disk_mb={max_disk_mb}\n"
+)
+_DISK_FULL_SIGNS = ("No space left on device", "ENOSPC")
+"""How a full disk shows in the program's stderr (we cannot look at the engine's tmpfs)."""
 
 Track = Callable[[asyncio.Task[None]], None]
 """Registers a removal task with the sandbox, which awaits it on ``stop``."""
@@ -58,6 +74,8 @@ class ContainerPlan:
     """Keyword arguments of ``APIClient.create_container`` except ``host_config`` and ``name``."""
     host_config: dict[str, Any]
     """Keyword arguments of ``APIClient.create_host_config``."""
+    exec_config: dict[str, Any]
+    """Keyword arguments of ``APIClient.exec_create``: the program itself."""
     volume_dir: str
     """Where ``files_archive`` is extracted (it holds the work directory)."""
     work_dir: str
@@ -66,6 +84,7 @@ class ContainerPlan:
     max_output_bytes: int
     max_artifact_bytes: int
     memory_mb: int
+    max_disk_mb: int
     interactive: bool
     language: str
 
@@ -105,8 +124,9 @@ class _WrappedSocket:
             self._raw.close()
 
 
-def _create_and_start(api: EngineAPI, plan: ContainerPlan) -> tuple[str, RawSocket, float]:
-    """Create, fill, attach to and start the container (in a thread); removes it on failure."""
+def _create_and_start(api: EngineAPI, plan: ContainerPlan) -> tuple[str, str, RawSocket, float]:
+    """Create and start the container, fill its disk, start the program (in a thread); removes
+    the container on failure. Returns its id, the program's exec id, stream and start time."""
     host_config = api.create_host_config(**plan.host_config)
     try:
         created = api.create_container(name=plan.name, host_config=host_config, **plan.config)
@@ -118,22 +138,65 @@ def _create_and_start(api: EngineAPI, plan: ContainerPlan) -> tuple[str, RawSock
     container_id = str(created["Id"])
     sock: RawSocket | None = None
     try:
-        api.put_archive(container_id, plan.volume_dir, plan.files_archive)
-        params = {"stdin": int(plan.interactive), "stdout": 1, "stderr": 1, "stream": 1}
         try:
-            # Podman prepares the container (and finds its interpreter) on attach, Docker on start.
-            sock = _raw_socket(api.attach_socket(container_id, params=params))
-            api.start(container_id)
+            api.start(container_id)  # the holder is the language's interpreter
+            api.put_archive(container_id, plan.volume_dir, plan.files_archive)
+            exec_id = str(api.exec_create(container_id, **plan.exec_config)["Id"])
+            sock = _raw_socket(api.exec_start(exec_id, socket=True))
         except APIError as exc:
             raise SandboxError(
                 f"image {plan.config['image']!r} cannot run {plan.language} code: {_explain(exc)}"
             ) from exc
-        return container_id, sock, time.monotonic()
+        return container_id, exec_id, sock, time.monotonic()
     except BaseException:
         if sock is not None:
             _shut(sock)
         _remove_container(api, container_id)
         raise
+
+
+def _wait_for_exit(
+    api: EngineAPI,
+    container: str,
+    exec_id: str,
+    stream_ended: threading.Event,
+    stop: threading.Event,
+) -> int | None:
+    """The program's exit code, once the engine says it ended; ``None`` when told to stop."""
+    delay = _POLL_FIRST_S
+    while not stop.is_set():
+        stream_ended.wait(delay)  # the end of the stream usually says it first
+        if stop.is_set():
+            break
+        try:
+            info = api.exec_inspect(exec_id)
+        except APIError:
+            if _running(api, container, settle_s=2.0):
+                raise
+            # Gone with its container: the container's first process died (the OOM killer
+            # may pick it), and the kernel killed the program with the PID namespace.
+            return _KILLED_BY_SIGKILL
+        if not info.get("Running"):
+            code = info.get("ExitCode")
+            return int(code) if code is not None else -1
+        delay = min(delay * 2, _POLL_MAX_S)
+    return None
+
+
+def _running(api: EngineAPI, container: str, *, settle_s: float = 0.0) -> bool:
+    """Whether ``container`` runs; ``settle_s``: how long to wait for a "no", since an engine
+    may say "running" a moment after the container's first process died."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        try:
+            state: dict[str, Any] = api.inspect_container(container).get("State") or {}
+        except NotFound:
+            return False
+        if not state.get("Running"):
+            return False
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(_REMOVE_RETRY_S)
 
 
 def _remove_container(api: EngineAPI, container: str) -> None:
@@ -158,11 +221,6 @@ def _remove_container(api: EngineAPI, container: str) -> None:
             return
 
 
-def _kill_container(api: EngineAPI, container: str) -> None:
-    with contextlib.suppress(APIError):  # not running (any more): nothing to kill
-        api.kill(container)
-
-
 def _shut(sock: RawSocket) -> None:
     with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_RDWR)
@@ -182,41 +240,63 @@ class ContainerProgram:
         self,
         api: EngineAPI,
         plan: ContainerPlan,
-        container_id: str,
-        sock: RawSocket,
-        started: float,
+        launched: tuple[str, str, RawSocket, float],
         track: Track,
     ) -> None:
+        container_id, exec_id, sock, started = launched
         self._api = api
         self._plan = plan
         self.container_id = container_id
+        self._exec_id = exec_id
         self._sock = sock
         self._started = started
         self._track = track
         self._timed_out = False
-        self._killing: asyncio.Future[None] | None = None
+        self._killed = False
         self._finishing: asyncio.Task[ExecutionResult] | None = None
         self._removal: asyncio.Task[None] | None = None
         self._stdin_open = plan.interactive
         self._output = AttachedOutput(
             plan.max_output_bytes, self._kill_soon, flow_control=plan.interactive
         )
+        self._stream_ended = threading.Event()
+        self._stop_polling = threading.Event()
         self._reader = threading.Thread(
-            target=pump_attach_stream,
-            args=(sock, self._output),
+            target=self._pump,
             name=f"agentic-sandbox-attach-{container_id[:12]}",
             daemon=True,
         )
         self._reader.start()
-        wait_timeout = int(plan.timeout_s) + _WAIT_SLACK_S
-        self._exited: asyncio.Future[Any] = asyncio.ensure_future(
-            asyncio.to_thread(api.wait, container_id, timeout=wait_timeout)
-        )
-        self._exited_at: float | None = None
-        self._exited.add_done_callback(self._on_exit)
         self.loop = asyncio.get_running_loop()
         """The event loop this program's futures and watchdog belong to."""
+        self._exited: asyncio.Future[int] = self.loop.create_future()
+        self._exited_at: float | None = None
+        self._exited.add_done_callback(self._on_exit)
+        self._polling = asyncio.ensure_future(self._poll_exit())
         self._watchdog = self.loop.call_later(plan.timeout_s, self._on_timeout)
+
+    def _pump(self) -> None:
+        try:
+            pump_attach_stream(self._sock, self._output)
+        finally:
+            self._stream_ended.set()
+
+    async def _poll_exit(self) -> None:
+        try:
+            code = await asyncio.to_thread(
+                _wait_for_exit,
+                self._api,
+                self.container_id,
+                self._exec_id,
+                self._stream_ended,
+                self._stop_polling,
+            )
+        except (DockerException, OSError) as exc:
+            if not self._exited.done():
+                self._exited.set_exception(exc)
+            return
+        if code is not None and not self._exited.done():
+            self._exited.set_result(code)
 
     @classmethod
     async def launch(cls, api: EngineAPI, plan: ContainerPlan, track: Track) -> ContainerProgram:
@@ -227,7 +307,7 @@ class ContainerProgram:
             None, functools.partial(_create_and_start, api, plan)
         )
         try:
-            container_id, sock, started = await asyncio.shield(launching)
+            launched = await asyncio.shield(launching)
         except asyncio.CancelledError:
             # The engine may be creating the container right now: remove it once it exists,
             # before the cancellation goes on (if cancelled again, the removal still runs).
@@ -238,7 +318,7 @@ class ContainerProgram:
             raise
         except (DockerException, OSError) as exc:
             raise _engine_error(exc) from exc
-        return cls(api, plan, container_id, sock, started, track)
+        return cls(api, plan, launched, track)
 
     # -- SandboxProcess -------------------------------------------------------------------------
 
@@ -271,7 +351,7 @@ class ContainerProgram:
         return await asyncio.shield(self._finishing)
 
     async def kill(self) -> None:
-        """Kill the container; ``wait()`` then reports it."""
+        """Kill the program (its container goes on ``close()``); ``wait()`` then reports it."""
         self._kill_soon()
         with contextlib.suppress(DockerException, OSError):
             await asyncio.shield(self._exited)
@@ -293,10 +373,14 @@ class ContainerProgram:
             self._kill_soon()
 
     def _kill_soon(self) -> None:
-        if self._killing is None and not self._exited.done():
-            self._killing = asyncio.ensure_future(
-                asyncio.to_thread(_kill_container, self._api, self.container_id)
-            )
+        """The program is killed (exit code 137): its end is now; the container, with every
+        process in it, goes once the artifacts are read (stopping it first would take the
+        tmpfs, and with it the artifacts, along)."""
+        if not self._killed and not self._exited.done():
+            self._killed = True
+            self._stop_polling.set()
+            self._output.cut()
+            self._exited.set_result(_KILLED_BY_SIGKILL)
 
     def _close_stdin(self) -> None:
         if self._stdin_open:
@@ -308,29 +392,33 @@ class ContainerProgram:
         self._close_stdin()
         self._output.read_all()
         try:
-            status = cast("dict[str, Any]", await self._exited)
+            exit_code = await self._exited
         except (DockerException, OSError) as exc:
             raise SandboxError(
                 f"lost track of sandbox container {self.container_id[:12]}: {exc}"
             ) from exc
         duration = (self._exited_at or time.monotonic()) - self._started
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(_STREAM_GRACE_S):
-                await asyncio.shield(self._output.closed)
-        exit_code = int(status.get("StatusCode", -1))
-        out_of_memory = exit_code == _KILLED_BY_SIGKILL and await asyncio.to_thread(
-            self._was_out_of_memory
+        if not self._killed:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(_STREAM_GRACE_S):
+                    await asyncio.shield(self._output.closed)
+        killed_here = self._killed
+        out_of_memory = (
+            exit_code == _KILLED_BY_SIGKILL
+            and not killed_here
+            and await asyncio.to_thread(self._was_out_of_memory)
         )
         artifacts = await asyncio.to_thread(self._collect_artifacts)
         stdout, stderr = self._output.snapshot()
         stderr_text = stderr.decode(errors="replace")
         if out_of_memory:
-            exit_code = _KILLED_BY_SIGKILL
             stderr_text += OOM_MESSAGE.format(memory_mb=self._plan.memory_mb)
-        elif exit_code == _KILLED_BY_SIGKILL and self._killing is None:
-            # Nobody here killed it; in a container of its own, the kernel's OOM killer did
-            # (Podman on cgroup v1 does not set State.OOMKilled).
+        elif exit_code == _KILLED_BY_SIGKILL and not killed_here:
+            # Nobody here killed it: in a container of its own, the kernel's OOM killer did
+            # (engines flag OOMKilled only when the whole container ends).
             stderr_text += PROBABLE_OOM_MESSAGE.format(memory_mb=self._plan.memory_mb)
+        if any(sign in stderr_text for sign in _DISK_FULL_SIGNS):
+            stderr_text += DISK_FULL_MESSAGE.format(max_disk_mb=self._plan.max_disk_mb)
         return ExecutionResult(
             exit_code=exit_code,
             stdout=stdout.decode(errors="replace"),
@@ -340,6 +428,15 @@ class ContainerProgram:
             truncated=self._output.truncated,
             artifacts=artifacts,
         )
+
+    def _still_running(self) -> bool:
+        try:
+            state: dict[str, Any] = (
+                self._api.inspect_container(self.container_id).get("State") or {}
+            )
+        except NotFound:
+            return False
+        return bool(state.get("Running"))
 
     def _was_out_of_memory(self) -> bool:
         state: dict[str, Any] = self._api.inspect_container(self.container_id).get("State") or {}
@@ -351,6 +448,13 @@ class ContainerProgram:
         response = api.get(url, params={"path": f"{self._plan.work_dir}/out"}, stream=True)
         try:
             if response.status_code == 404:  # the program removed out/
+                return []
+            if not response.ok and not _running(api, self.container_id, settle_s=2.0):
+                # Its first process died (the OOM killer may pick it), and the disk with it.
+                logger.warning(
+                    "sandbox container %s ended before its artifacts were read: none returned",
+                    self.container_id[:12],
+                )
                 return []
             if not response.ok:
                 raise SandboxError(
@@ -373,18 +477,20 @@ class ContainerProgram:
 
     async def _remove(self) -> None:
         self._watchdog.cancel()
+        self._stop_polling.set()
         if self._finishing is not None and not self._finishing.done():
             self._finishing.cancel()  # nobody waits for it any more: the caller was cancelled
         try:
             await asyncio.to_thread(self.remove_now)
         finally:
-            for pending in (self._exited, self._killing, self._finishing):
+            for pending in (self._exited, self._finishing, self._polling):
                 if pending is not None:
                     _forget(pending)
 
     def remove_now(self) -> None:
         """Remove the container and let go of its stream, blocking (no event loop needed: also
         the clean-up of a program whose loop is gone)."""
+        self._stop_polling.set()
         try:
             _remove_container(self._api, self.container_id)
         finally:
@@ -398,10 +504,10 @@ def _background(coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
 
 
 async def _remove_when_launched(
-    api: EngineAPI, name: str, launching: asyncio.Future[tuple[str, RawSocket, float]]
+    api: EngineAPI, name: str, launching: asyncio.Future[tuple[str, str, RawSocket, float]]
 ) -> None:
     try:
-        _container_id, sock, _started = await launching
+        _container_id, _exec_id, sock, _started = await launching
     except BaseException:  # noqa: BLE001 - the launch removed its container itself on failure
         return
     _shut(sock)

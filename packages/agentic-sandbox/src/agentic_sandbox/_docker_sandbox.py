@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from docker.errors import DockerException
-from docker.types import LogConfig, Mount, Ulimit
+from docker.types import DriverConfig, LogConfig, Mount, Ulimit
 
 from agentic_sandbox._base import (
     SandboxBase,
@@ -27,7 +27,7 @@ from agentic_sandbox._base import (
 )
 from agentic_sandbox._container_files import input_archive
 from agentic_sandbox._container_run import ContainerPlan, ContainerProgram
-from agentic_sandbox._engine import EngineAPI, connect
+from agentic_sandbox._engine import EngineAPI, connect, is_podman
 from agentic_sandbox._errors import SandboxError, SandboxNotReadyError
 from agentic_sandbox._languages import (
     BASH,
@@ -38,14 +38,14 @@ from agentic_sandbox._languages import (
 )
 
 VOLUME_DIR = "/sandbox"
-"""Where each run's anonymous volume is mounted."""
+"""Where each run's disk, a tmpfs of ``max_disk_mb``, is mounted."""
 _WORK_SUBDIR = "work"
 WORK_DIR = f"{VOLUME_DIR}/{_WORK_SUBDIR}"
-"""The program's work directory (cwd and ``HOME``), a directory of the volume.
+"""The program's work directory (cwd and ``HOME``), a directory of the run's disk.
 
-Not the volume's root: Docker leaves a new volume's root owned by root (unless the image has
-that directory), and never applies an archive's owner to the directory it extracts into, so
-the program's user could not write there. The archive creates ``work/`` owned by that user.
+Not the disk's root: that is owned by root, and the engines never apply an archive's owner to
+the directory they extract into, so the program's user could not write there. The archive
+creates ``work/`` owned by that user.
 """
 DEFAULT_USER = "65534:65534"
 LABEL = "agentic-sandbox"
@@ -54,13 +54,28 @@ _MIB = 1024 * 1024
 _NOFILE = 1024
 _NPROC = 4096
 """Per uid on the whole host (the container's own count is ``pids_limit``): a backstop only."""
+_INODES_PER_MIB = 1024
 
-# language -> (program file name, command before it); the interpreter must be in the image.
-_PROGRAMS: dict[str, tuple[str, tuple[str, ...]]] = {
-    PYTHON: ("main.py", ("python3", "-u")),
-    SHELL: ("main.sh", ("sh",)),
-    BASH: ("main.sh", ("bash",)),
-    JAVASCRIPT: ("main.js", ("node",)),
+
+@dataclass(frozen=True)
+class _Program:
+    """How a language runs: its file, the command before it, and the container's first process."""
+
+    file_name: str
+    command: tuple[str, ...]
+    holder: tuple[str, ...]
+    """PID 1, which only waits: it keeps the container (and its tmpfs disk) up while the
+    program runs as an ``exec`` of the engine, and after, until the artifacts are read. The
+    language's own interpreter, the one tool every image that runs it has."""
+
+
+_PROGRAMS: dict[str, _Program] = {
+    PYTHON: _Program(
+        "main.py", ("python3", "-u"), ("python3", "-c", "import time\nwhile 1: time.sleep(1e6)")
+    ),
+    SHELL: _Program("main.sh", ("sh",), ("sh", "-c", "while :; do sleep 1000000; done")),
+    BASH: _Program("main.sh", ("bash",), ("bash", "-c", "while :; do sleep 1000000; done")),
+    JAVASCRIPT: _Program("main.js", ("node",), ("node", "-e", "setInterval(() => {}, 1 << 30)")),
 }
 
 
@@ -76,6 +91,10 @@ class ContainerSettings:
     read_only: bool
     user: str | None
     max_file_mb: int
+    max_disk_mb: int = 256
+    podman: bool = False
+    """The engine is Podman: the disk is a tmpfs mount, which its archive API reaches in a
+    running container; Docker Engine's reaches volumes only, so there it is a tmpfs volume."""
 
 
 def container_settings(
@@ -84,23 +103,50 @@ def container_settings(
     language: str,
     env: Mapping[str, str],
     interactive: bool,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The ``create_container`` and ``create_host_config`` arguments of one run (pure)."""
-    file_name, command = _PROGRAMS[language]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The ``create_container``, ``create_host_config`` and ``exec_create`` arguments of one
+    run (pure)."""
+    program = _PROGRAMS[language]
     config: dict[str, Any] = {
         "image": settings.image,
-        "entrypoint": [*command, file_name],
+        "entrypoint": list(program.holder),
         "working_dir": WORK_DIR,
         "user": settings.user,
-        "environment": program_env(env),
+        "environment": {"HOME": WORK_DIR, "LANG": "C.UTF-8"},
         "hostname": "sandbox",
         "labels": {LABEL: "1"},
-        # With stdin open (and not detached) the SDK also sets StdinOnce: the end of input on
-        # the attach connection closes the program's stdin.
-        "stdin_open": interactive,
         "tty": False,
     }
+    exec_config: dict[str, Any] = {
+        "cmd": [*program.command, program.file_name],
+        "stdout": True,
+        "stderr": True,
+        "stdin": interactive,
+        "tty": False,
+        "user": settings.user or "",
+        "environment": program_env(env),
+        "workdir": WORK_DIR,
+    }
     file_bytes = settings.max_file_mb * _MIB
+    disk_bytes = settings.max_disk_mb * _MIB
+    inodes = settings.max_disk_mb * _INODES_PER_MIB
+    tmpfs = {"/tmp": f"rw,nosuid,nodev,size={settings.memory_mb}m"}  # noqa: S108 - in the container
+    if settings.podman:
+        # (Podman takes no nr_inodes: the inodes' kernel memory counts in the memory limit.)
+        tmpfs[VOLUME_DIR] = f"rw,nosuid,nodev,size={disk_bytes},mode=0755,notmpcopyup"
+        mounts: list[Mount] = []
+    else:
+        # An anonymous volume on a tmpfs: mounted on the engine's host while the container
+        # runs (where the archive API reads it), removed with the container.
+        volume = DriverConfig(
+            "local",
+            {
+                "type": "tmpfs",
+                "device": "tmpfs",
+                "o": f"size={disk_bytes},nr_inodes={inodes},mode=0755,nosuid,nodev",
+            },
+        )
+        mounts = [Mount(target=VOLUME_DIR, source=None, type="volume", driver_config=volume)]
     host_config: dict[str, Any] = {
         "network_mode": "bridge" if settings.network else "none",
         "mem_limit": settings.memory_mb * _MIB,
@@ -112,10 +158,8 @@ def container_settings(
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],
         "ipc_mode": "private",
-        # The work dir lives on an anonymous volume (removed with the container): the archive API
-        # reaches volumes before start and after exit, where it never sees a tmpfs.
-        "mounts": [Mount(target=VOLUME_DIR, source=None, type="volume")],
-        "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={settings.memory_mb}m"},  # noqa: S108 - in the container
+        "mounts": mounts,
+        "tmpfs": tmpfs,
         # Podman replaces all its default limits by ours and its own defaults (a million open
         # files and processes, more than many hosts allow): name every limit it would set.
         "ulimits": [
@@ -127,7 +171,7 @@ def container_settings(
         # Output reaches us over the attach stream; the engine keeps no log of it on its disk.
         "log_config": LogConfig(type="none"),
     }
-    return config, host_config
+    return config, host_config, exec_config
 
 
 def program_env(extra: Mapping[str, str]) -> dict[str, str]:
@@ -168,9 +212,11 @@ class DockerSandbox(SandboxBase):
     Each run creates a container from ``image`` with no network (``network_mode="none"``),
     memory (no swap), CPU and process limits, a read-only root file system, every capability
     dropped, ``no-new-privileges``, a non-root user (``user``, default ``"65534:65534"``), a
-    private ``/tmp`` (tmpfs) and a work directory ``/sandbox/work`` holding ``files``; what the
-    program writes to ``/sandbox/work/out`` comes back as artifacts. The container and its work
-    directory are removed after every run, also on timeout, errors and cancellation.
+    private ``/tmp`` (tmpfs) and a work directory ``/sandbox/work`` holding ``files``, on the
+    run's disk: a tmpfs of ``max_disk_mb`` (RAM, counted in the memory limit), so what the
+    program writes is bounded and never reaches the engine's disk. What the program writes to
+    ``/sandbox/work/out`` comes back as artifacts. The container and its disk are removed after
+    every run, also on timeout, errors and cancellation.
 
     ``base_url`` is the engine (``"unix:///run/podman/podman.sock"``, ``"tcp://host:2376"``);
     ``None`` reads ``DOCKER_HOST`` and the other ``DOCKER_*`` variables, like the docker CLI.
@@ -201,8 +247,10 @@ class DockerSandbox(SandboxBase):
         max_file_mb: int = 64,
         user: str | None = DEFAULT_USER,
         languages: Iterable[str] | None = None,
+        max_disk_mb: int = 256,
     ) -> None:
         for name, value in (
+            ("max_disk_mb", max_disk_mb),
             ("memory_mb", memory_mb),
             ("cpus", cpus),
             ("pids_limit", pids_limit),
@@ -227,9 +275,12 @@ class DockerSandbox(SandboxBase):
         self.max_output_bytes = max_output_bytes
         self.max_artifact_bytes = max_artifact_bytes
         self.max_file_mb = max_file_mb
+        self.max_disk_mb = max_disk_mb
+        """Size of each run's disk (the work directory), a tmpfs."""
         self.user = user
         self._allowed_languages = canonical_languages(languages) & set(_PROGRAMS)
         self._api: EngineAPI | None = None
+        self._podman = False
         self._running: set[ContainerProgram] = set()
         self._removals: set[asyncio.Task[None]] = set()
         self._stopped = False
@@ -246,6 +297,8 @@ class DockerSandbox(SandboxBase):
             read_only=self.read_only,
             user=self.user,
             max_file_mb=self.max_file_mb,
+            max_disk_mb=self.max_disk_mb,
+            podman=self._podman,
         )
 
     # -- Sandbox --------------------------------------------------------------------------------
@@ -300,15 +353,16 @@ class DockerSandbox(SandboxBase):
         env: Mapping[str, str] | None,
         interactive: bool,
     ) -> AsyncGenerator[ContainerProgram]:
+        language = self._language(language)
+        api = await self._client()  # first: the engine decides how the disk is mounted
         plan = self._plan(
             code,
-            language=self._language(language),
+            language=language,
             timeout_s=timeout_s,
             files=files or {},
             env=env or {},
             interactive=interactive,
         )
-        api = await self._client()
         program = await ContainerProgram.launch(api, plan, self._track_removal)
         self._running.add(program)
         try:
@@ -331,26 +385,32 @@ class DockerSandbox(SandboxBase):
         interactive: bool,
     ) -> ContainerPlan:
         timeout = run_timeout(timeout_s, self.timeout_s)
-        file_name, _command = _PROGRAMS[language]
+        file_name = _PROGRAMS[language].file_name
         check_file_names(files, file_name, language)
-        config, host_config = container_settings(
+        config, host_config, exec_config = container_settings(
             self.settings, language=language, env=env, interactive=interactive
         )
+        files_archive = input_archive(
+            {**files, file_name: code}, owner=_owner(self.user), directory=_WORK_SUBDIR
+        )
+        if len(files_archive) > self.max_disk_mb * _MIB:
+            raise SandboxError(
+                f"the program and its files take {len(files_archive) / _MIB:.1f} MiB, more "
+                f"than max_disk_mb={self.max_disk_mb}: raise max_disk_mb or pass smaller files"
+            )
         return ContainerPlan(
             name=f"agentic-sandbox-{uuid.uuid4().hex[:16]}",
             config=config,
             host_config=host_config,
+            exec_config=exec_config,
             volume_dir=VOLUME_DIR,
             work_dir=WORK_DIR,
-            files_archive=input_archive(
-                {**files, file_name: code},
-                owner=_owner(self.user),
-                directory=_WORK_SUBDIR,
-            ),
+            files_archive=files_archive,
             timeout_s=timeout,
             max_output_bytes=self.max_output_bytes,
             max_artifact_bytes=self.max_artifact_bytes,
             memory_mb=self.memory_mb,
+            max_disk_mb=self.max_disk_mb,
             interactive=interactive,
             language=language,
         )
@@ -367,8 +427,13 @@ class DockerSandbox(SandboxBase):
         if self._api is None:
             # Two first runs at once both connect: the second client is closed, no lock needed.
             api = await asyncio.to_thread(connect, self.base_url, self.image)
+            try:
+                podman = await asyncio.to_thread(is_podman, api)
+            except (DockerException, OSError) as exc:
+                api.close()
+                raise SandboxNotReadyError(f"the container engine failed: {exc}") from exc
             if self._api is None:
-                self._api = api
+                self._api, self._podman = api, podman
             else:
                 api.close()
         return self._api

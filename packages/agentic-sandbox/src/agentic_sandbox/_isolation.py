@@ -5,22 +5,26 @@ Pure planning: these functions only build argv lists (unit-testable without runn
 
 The chain, outermost first::
 
-    bwrap <namespaces, mounts> --          (or: unshare <namespaces> --, or nothing)
-      setpriv --reuid 65534 ... --         (only when running as root: so RLIMIT_NPROC holds)
+    [unshare --mount -- sh -c SETUP]      (the run's disk, a sized tmpfs: _mount_namespace)
+    bwrap <namespaces, mounts> --          (or: unshare <namespaces> -- sh -c SETUP, or nothing)
+      setpriv --reuid 65534 ... --         (as root: so RLIMIT_NPROC holds; else drops caps)
         prlimit --as= --cpu= ... --        (rlimits, set by prlimit on itself before exec)
-          <interpreter> main.<ext>
+          env -i PATH=... HOME=... --      (the program's environment, and only its)
+            <interpreter> main.<ext>
 
 Limits are applied by exec'd helpers from util-linux rather than in ``preexec_fn``: that hook
 runs Python between fork and exec, which is unsafe while other threads hold locks (asyncio's
 default executor, logging), and forbidden in subinterpreters. ``setpriv`` and ``prlimit`` add
 about a millisecond each, ship with every Linux distribution (util-linux is Essential on
-Debian) and treat every language the same.
+Debian) and treat every language the same. The helpers before ``env -i`` run with a fixed,
+minimal environment: the caller's variables (``LD_PRELOAD`` naming a file of the run, say)
+reach the program only, never a helper that still runs as root.
 """
 
 from __future__ import annotations
 
 import resource
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -30,11 +34,13 @@ SANDBOX_UID = 65534
 SANDBOX_GID = 65534
 SANDBOX_WORKDIR = "/sandbox"
 """Where bwrap mounts the work directory inside the jail (also ``HOME`` and the cwd)."""
+SECCOMP_FD = "{seccomp_fd}"
+"""Stands for the descriptor bwrap reads the filter from; ``RunningProgram.launch`` makes it."""
 
-_SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # The few files of /etc a program needs (dynamic loader, time zone, name service switch, TLS
 # roots, service names); never passwd/shadow/group: those are generated per run.
-_ETC_FILES = (
+ETC_FILES = (
     "/etc/ld.so.cache",
     "/etc/ld.so.conf",
     "/etc/ld.so.conf.d",
@@ -46,7 +52,7 @@ _ETC_FILES = (
     "/etc/ssl",
     "/etc/ca-certificates",
 )
-_ETC_NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/gai.conf")
+ETC_NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/gai.conf")
 
 
 class IsolationMode(StrEnum):
@@ -55,9 +61,10 @@ class IsolationMode(StrEnum):
     BWRAP = "bwrap"
     """bubblewrap: new mount, PID, IPC, UTS, network namespaces; only system dirs visible."""
     UNSHARE = "unshare"
-    """``unshare``: new PID and network namespaces; the host file system stays visible."""
+    """``unshare``: new mount, PID, IPC, UTS, network namespaces and a minimal root like bwrap's,
+    built by ``_mount_namespace.SETUP_SCRIPT``."""
     NONE = "none"
-    """Process group and rlimits only (only ever used with ``network=True``)."""
+    """Process group and rlimits only (only with ``network=True`` and ``max_disk_mb=None``)."""
 
 
 @dataclass(frozen=True)
@@ -101,13 +108,16 @@ def prlimit_argv(prlimit: str, limits: Limits) -> list[str]:
     ]
 
 
-def setpriv_argv(setpriv: str) -> list[str]:
-    """``setpriv`` becoming uid/gid 65534 with no groups, no capabilities, no new privileges."""
+def setpriv_argv(setpriv: str, *, change_user: bool = True) -> list[str]:
+    """``setpriv`` becoming uid/gid 65534 with no groups, no capabilities, no new privileges.
+
+    ``change_user=False`` keeps the uid (root of a user namespace of the caller's, where no
+    other uid exists) and only drops every capability and sets ``no_new_privs``.
+    """
+    user = [f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_GID}", "--clear-groups"]
     return [
         setpriv,
-        f"--reuid={SANDBOX_UID}",
-        f"--regid={SANDBOX_GID}",
-        "--clear-groups",
+        *(user if change_user else []),
         "--no-new-privs",
         "--bounding-set=-all",
         "--inh-caps=-all",
@@ -115,19 +125,32 @@ def setpriv_argv(setpriv: str) -> list[str]:
     ]
 
 
-def unshare_argv(unshare: str, *, network: bool, as_root: bool) -> list[str]:
-    """``unshare`` with a new PID namespace (and network namespace unless ``network``).
+def parent_death_argv(setpriv: str) -> list[str]:
+    """``setpriv`` making the chain die (SIGKILL) with the Python process that started it, as
+    bwrap's ``--die-with-parent`` does: the setup (and ``unshare --kill-child``, the jail) too."""
+    return [setpriv, "--pdeathsig", "KILL", "--"]
 
-    The program becomes the namespace's first process: when it exits, or is killed, the kernel
-    kills every process left in the namespace, daemons included.
+
+def unshare_argv(unshare: str, *, network: bool, as_root: bool) -> list[str]:
+    """``unshare`` with new mount, PID, IPC and UTS namespaces (and network unless ``network``).
+
+    The setup script it runs becomes the PID namespace's first process, then execs the
+    program: when that exits, or is killed, the kernel kills every process left in the
+    namespace, daemons included.
     """
     argv = [unshare]
     if not as_root:
         argv.append("--map-root-user")  # a user namespace, so the others need no privilege
+    argv += ["--mount", "--propagation", "private", "--ipc", "--uts"]
     if not network:
         argv.append("--net")
-    argv += ["--pid", "--fork", "--kill-child", "--mount-proc", "--"]
+    argv += ["--pid", "--fork", "--kill-child", "--"]
     return argv
+
+
+def env_argv(env_tool: str, env: Mapping[str, str]) -> list[str]:
+    """``env -i`` starting the program with exactly ``env`` (names already checked)."""
+    return [env_tool, "-i", "--", *(f"{key}={value}" for key, value in env.items())]
 
 
 @dataclass(frozen=True)
@@ -146,6 +169,13 @@ class BwrapOptions:
     tmp_bytes: int | None
     """Size of the private /tmp (a tmpfs, so RAM); ``None`` where bwrap lacks ``--size``."""
     can_disable_userns: bool
+    tmp_dir: Path | None = None
+    """Host directory bound at /tmp instead (the run's disk, shared with the work dir)."""
+    sandbox_ids: tuple[int, int] | None = None
+    """bwrap runs as root of a user namespace mapping the caller (for the run's disk): the
+    program's uid and gid in the jail's own user namespace, the caller's."""
+    seccomp_fd: str | None = None
+    """File descriptor (number) bwrap reads a seccomp filter from (``_seccomp``)."""
 
 
 def bwrap_argv(options: BwrapOptions) -> list[str]:
@@ -163,10 +193,17 @@ def bwrap_argv(options: BwrapOptions) -> list[str]:
         argv.append("--unshare-all")
         if options.network:
             argv.append("--share-net")
+        if options.can_disable_userns or options.sandbox_ids is not None:
+            argv.append("--unshare-user")
         if options.can_disable_userns:
-            argv += ["--unshare-user", "--disable-userns"]
+            argv.append("--disable-userns")
+        if options.sandbox_ids is not None:
+            # bwrap is root of our own user namespace: it would keep every capability for the
+            # program and map it to uid 0 there; the caller's ids, and no capability, instead.
+            uid, gid = options.sandbox_ids
+            argv += ["--uid", str(uid), "--gid", str(gid), "--cap-drop", "ALL"]
     argv += ["--hostname", "sandbox", "--ro-bind", "/usr", "/usr"]
-    for path in map(Path, _SYSTEM_DIRS):
+    for path in map(Path, SYSTEM_DIRS):
         if path.is_symlink():
             argv += ["--symlink", str(path.readlink()), str(path)]
         elif path.is_dir():
@@ -174,17 +211,20 @@ def bwrap_argv(options: BwrapOptions) -> list[str]:
     argv += ["--proc", "/proc", "--dev", "/dev"]
     # The private /tmp comes before the binds below: an interpreter installed under /tmp (a
     # checkout or virtualenv there) is bound into it instead of being hidden by it.
-    if options.tmp_bytes is not None:
-        argv += ["--size", str(options.tmp_bytes)]
-    argv += ["--perms", "1777", "--tmpfs", "/tmp"]  # noqa: S108 - the jail's own /tmp
+    if options.tmp_dir is not None:
+        argv += ["--bind", str(options.tmp_dir), "/tmp"]  # noqa: S108 - the jail's own /tmp
+    else:
+        if options.tmp_bytes is not None:
+            argv += ["--size", str(options.tmp_bytes)]
+        argv += ["--perms", "1777", "--tmpfs", "/tmp"]  # noqa: S108 - the jail's own /tmp
     # bwrap run by root creates missing parents of a mount point with mode 0700, which the
     # program's uid could not cross: create them world-searchable first.
     argv += _parent_dirs(["/etc/x", *options.read_only_dirs])
-    for path in _ETC_FILES:
+    for path in ETC_FILES:
         argv += ["--ro-bind-try", path, path]
     generated = ["passwd", "group"]
     if options.network:
-        for path in _ETC_NETWORK_FILES:
+        for path in ETC_NETWORK_FILES:
             argv += ["--ro-bind-try", path, path]
     else:
         generated.append("hosts")
@@ -192,8 +232,10 @@ def bwrap_argv(options: BwrapOptions) -> list[str]:
         argv += ["--ro-bind", str(options.etc_dir / name), f"/etc/{name}"]
     for path in options.read_only_dirs:
         argv += ["--ro-bind", path, path]
-    argv += ["--bind", str(options.work_dir), SANDBOX_WORKDIR, "--chdir", SANDBOX_WORKDIR, "--"]
-    return argv
+    argv += ["--bind", str(options.work_dir), SANDBOX_WORKDIR, "--chdir", SANDBOX_WORKDIR]
+    if options.seccomp_fd is not None:
+        argv += ["--seccomp", options.seccomp_fd]
+    return [*argv, "--"]
 
 
 _EXISTING_DIRS = frozenset(map(Path, ("/", "/tmp")))  # noqa: S108 - already in the jail

@@ -1,8 +1,10 @@
 """ProcessSandbox: run untrusted code as a local process, jailed by bubblewrap where present.
 
 See the package README for the threat model. The moving parts: ``_isolation`` builds the
-command lines, ``_languages`` finds the interpreters, ``_workdir`` prepares and empties the run
-directory, ``_running`` runs one program and kills its tree.
+command lines, ``_mount_namespace`` the setup of the run's own mount namespace (its disk, and
+without bwrap its root), ``_seccomp`` the filter against new user namespaces, ``_jail`` puts
+them together per isolation mode, ``_languages`` finds the interpreters, ``_workdir`` prepares
+and empties the run directory, ``_running`` runs one program and kills its tree.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import platform
 import shutil
 import stat
 import sys
@@ -31,15 +34,13 @@ from agentic_sandbox._isolation import (
     SANDBOX_GID,
     SANDBOX_UID,
     SANDBOX_WORKDIR,
-    BwrapOptions,
     IsolationMode,
     Limits,
-    bwrap_argv,
+    env_argv,
     identity_files,
     prlimit_argv,
-    setpriv_argv,
-    unshare_argv,
 )
+from agentic_sandbox._jail import JailOptions, jail_argv, prepare_jail
 from agentic_sandbox._languages import (
     SHELL,
     Language,
@@ -48,12 +49,22 @@ from agentic_sandbox._languages import (
     shell_language,
     world_accessible,
 )
+from agentic_sandbox._mount_namespace import SETUP_TOOLS
 from agentic_sandbox._running import LaunchPlan, RunningProgram
+from agentic_sandbox._seccomp import user_namespace_filter
 from agentic_sandbox._workdir import create_run_directory, remove_run_directory
 
 _MIB = 1024 * 1024
 _PROBE_TIMEOUT_S = 15.0
 _INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
+_TOOLS = ("bwrap", "unshare", "setpriv", "prlimit", "env", *SETUP_TOOLS)
+_TOOL_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_HELPER_ENV = {"PATH": _TOOL_PATH}
+"""The whole environment of the helpers (some run as root); ``env -i`` sets the program's."""
+DISK_FULL_MESSAGE = (
+    "[agentic-sandbox] no space left: the run's disk (the work directory and /tmp together) "
+    "is full at max_disk_mb={max_disk_mb}\n"
+)
 
 
 @dataclass(frozen=True)
@@ -65,6 +76,16 @@ class _Setup:
     languages: dict[str, Language | str]
     bwrap_help: str
 
+    @property
+    def seccomp(self) -> bytes | None:
+        """The filter forbidding user namespaces, when this jail can load it here."""
+        can_load = {
+            IsolationMode.BWRAP: "--seccomp" in self.bwrap_help,
+            IsolationMode.UNSHARE: "python" in self.tools,
+            IsolationMode.NONE: False,
+        }[self.mode]
+        return user_namespace_filter(platform.machine()) if can_load else None
+
 
 class ProcessSandbox(SandboxBase):
     """Runs Python, shell and Node/TypeScript code in a jailed local process.
@@ -72,20 +93,27 @@ class ProcessSandbox(SandboxBase):
     Each run gets a fresh work directory (removed afterwards), a scrubbed environment (``PATH``,
     ``HOME``, ``LANG`` and what the caller passes, never this process's variables), its own
     session, and rlimits on address space, CPU seconds, file size, open files and processes.
-    With ``bwrap`` (bubblewrap) it also runs in new mount, PID, IPC, UTS and network namespaces
-    where only the system directories are visible, read-only; as root, under uid 65534.
+    It runs in new mount, PID, IPC, UTS and network namespaces where only the system
+    directories are visible, read-only, built by bwrap (bubblewrap) or, without it, by
+    ``unshare`` and a setup script; as root, under uid 65534.
 
-    ``network=False`` is a promise: when neither bwrap nor ``unshare`` can cut the network here,
-    running code raises ``SandboxNotReadyError`` instead of running it with the network on.
+    ``max_disk_mb`` bounds everything the program writes, the work directory and ``/tmp``
+    together: they live on a tmpfs of that size (RAM) in the run's own mount namespace, so a
+    program that fills it gets ``ENOSPC`` (the result's stderr ends with a line naming the
+    quota) and the host's disk never sees it. ``None`` puts the work directory on the host's
+    disk instead, unbounded (``/tmp`` is then a tmpfs of ``memory_mb``).
+
+    ``network=False`` and ``max_disk_mb`` are promises: when no jail that keeps them works here,
+    running code raises ``SandboxNotReadyError`` instead of running without them.
     ``use_bwrap``: ``None`` uses bwrap when it works here, ``True`` requires it, ``False``
-    never uses it (then ``unshare`` gives PID and network namespaces only).
+    never uses it (then ``unshare`` builds a like jail).
 
     ``read_only_paths``: host directories or files the program may read (a toolchain such as an
     npm ``node_modules``), resolved to absolute paths and mounted read-only at the same path in
-    the bwrap jail; without bwrap the host file system is visible anyway. A missing path is a
-    ``ValueError``. Run as root, the program is uid 65534, which must be allowed to read them: a
-    path it cannot read is a ``SandboxError`` naming it (at construction; without bwrap, at the
-    first run, when every directory above it must be world-searchable too).
+    the jail. A missing path is a ``ValueError``. Run as root, the program is uid 65534, which
+    must be allowed to read them: a path it cannot read is a ``SandboxError`` naming it (at
+    construction; in the ``none`` mode, at the first run, when every directory above it must be
+    world-searchable too).
 
     Example::
 
@@ -110,6 +138,7 @@ class ProcessSandbox(SandboxBase):
         max_artifact_bytes: int = 10_000_000,
         use_bwrap: bool | None = None,
         read_only_paths: Iterable[str | os.PathLike[str]] = (),
+        max_disk_mb: int | None = 256,
     ) -> None:
         for name, value in (
             ("timeout_s", timeout_s),
@@ -121,8 +150,9 @@ class ProcessSandbox(SandboxBase):
         ):
             if value <= 0:
                 raise ValueError(f"{name} must be positive, got {value!r}")
-        if cpu_s is not None and cpu_s <= 0:
-            raise ValueError(f"cpu_s must be positive or None, got {cpu_s!r}")
+        for name, optional in (("cpu_s", cpu_s), ("max_disk_mb", max_disk_mb)):
+            if optional is not None and optional <= 0:
+                raise ValueError(f"{name} must be positive or None, got {optional!r}")
         if max_artifact_bytes < 0:
             raise ValueError(f"max_artifact_bytes must be >= 0, got {max_artifact_bytes!r}")
         self.workdir = os.fspath(workdir) if workdir is not None else None
@@ -136,6 +166,8 @@ class ProcessSandbox(SandboxBase):
         self.max_open_files = max_open_files
         self.max_file_mb = max_file_mb
         self.max_artifact_bytes = max_artifact_bytes
+        self.max_disk_mb = max_disk_mb
+        """Size of the run's disk (work directory and /tmp); ``None``: the host's, unbounded."""
         self.use_bwrap = use_bwrap
         self._as_root = os.geteuid() == 0
         self.read_only_paths: tuple[str, ...] = _read_only_paths(
@@ -251,76 +283,86 @@ class ProcessSandbox(SandboxBase):
     ) -> LaunchPlan:
         timeout = run_timeout(timeout_s, self.timeout_s)
         check_file_names(files, language.file_name, language.name)
-        bwrap = setup.mode is IsolationMode.BWRAP
-        if self._as_root and not bwrap:
+        files = {**files, language.file_name: code}
+        self._check_disk_room(files)
+        jailed = setup.mode is not IsolationMode.NONE
+        if self._as_root and not jailed:
             parent = Path(self.workdir or tempfile.gettempdir())
             if not world_accessible(parent):
                 raise SandboxNotReadyError(
                     f"workdir {parent} is not reachable by uid {SANDBOX_UID}, which runs the code "
-                    "without bwrap: choose a world-searchable workdir (such as /tmp) or "
+                    "without a jail: choose a world-searchable workdir (such as /tmp) or "
                     + _INSTALL_HINT
                 )
             _check_reachable_without_bwrap(self.read_only_paths)
         uid, gid = (SANDBOX_UID, SANDBOX_GID) if self._as_root else (os.getuid(), os.getgid())
+        jail = self._jail_options(setup)
         run_dir = await asyncio.to_thread(
             create_run_directory,
             self.workdir,
             owner=(uid, gid) if self._as_root else None,
-            files={**files, language.file_name: code},
-            etc_files=identity_files(uid, gid) if bwrap else {},
+            files=files,
+            etc_files=identity_files(uid, gid) if jailed else {},
+            layout=jail.layout,
         )
         try:
-            home = SANDBOX_WORKDIR if bwrap else str(run_dir.work)
+            if run_dir.layout.jail:
+                await asyncio.to_thread(prepare_jail, jail, language, run_dir)
+            home = SANDBOX_WORKDIR if jailed else str(run_dir.work)
             argv = [
-                *self._jail_argv(setup, language, run_dir.work, run_dir.etc),
+                *jail_argv(jail, language, run_dir),
                 *self._limits_argv(setup, language, timeout),
+                *env_argv(setup.tools["env"], _program_env(language, home, env)),
                 *(arg.replace("{memory_mb}", str(self.memory_mb)) for arg in language.argv),
                 language.file_name,
             ]
             return LaunchPlan(
                 argv=argv,
-                env=_program_env(language, home, env),
+                env=dict(_HELPER_ENV),
                 run_dir=run_dir,
                 timeout_s=timeout,
                 max_output_bytes=self.max_output_bytes,
                 max_artifact_bytes=self.max_artifact_bytes,
-                kill_process_group=setup.mode is IsolationMode.NONE,
+                kill_process_group=not jailed,
+                cwd=run_dir.root if jailed else run_dir.work,
+                seccomp=setup.seccomp if setup.mode is IsolationMode.BWRAP else None,
+                disk_bytes=jail.disk_bytes,
+                disk_full_message=DISK_FULL_MESSAGE.format(max_disk_mb=self.max_disk_mb),
             )
         except BaseException:
             await asyncio.to_thread(remove_run_directory, run_dir.root)
             raise
 
-    def _jail_argv(
-        self,
-        setup: _Setup,
-        language: Language,
-        work: Path,
-        etc: Path,
-    ) -> list[str]:
-        match setup.mode:
-            case IsolationMode.BWRAP:
-                options = BwrapOptions(
-                    bwrap=setup.tools["bwrap"],
-                    work_dir=work,
-                    etc_dir=etc,
-                    read_only_dirs=tuple(
-                        dict.fromkeys((*language.bind_dirs, *self.read_only_paths))
-                    ),
-                    network=self.network,
-                    as_root=self._as_root,
-                    tmp_bytes=self.memory_mb * _MIB if "--size" in setup.bwrap_help else None,
-                    can_disable_userns="--disable-userns" in setup.bwrap_help,
-                )
-                argv = bwrap_argv(options)
-            case IsolationMode.UNSHARE:
-                argv = unshare_argv(
-                    setup.tools["unshare"], network=self.network, as_root=self._as_root
-                )
-            case IsolationMode.NONE:
-                argv = []
-        if self._as_root:
-            argv += setpriv_argv(setup.tools["setpriv"])
-        return argv
+    def _jail_options(self, setup: _Setup) -> JailOptions:
+        return JailOptions(
+            mode=setup.mode,
+            tools=setup.tools,
+            bwrap_help=setup.bwrap_help,
+            as_root=self._as_root,
+            network=self.network,
+            memory_mb=self.memory_mb,
+            max_disk_mb=self.max_disk_mb,
+            read_only_paths=self.read_only_paths,
+            seccomp=setup.seccomp,
+        )
+
+    def _check_disk_room(self, files: Mapping[str, str | bytes]) -> None:
+        """SandboxError when the input files alone would not fit on the run's disk."""
+        if self.max_disk_mb is None:
+            return
+        # A tmpfs gives each file whole pages (and the files' directories some more).
+        used = (
+            sum(
+                -(-len(content.encode() if isinstance(content, str) else content) // 4096)
+                for content in files.values()
+            )
+            * 4096
+        )
+        if used > self.max_disk_mb * _MIB:
+            raise SandboxError(
+                f"the program and its files take {used / _MIB:.1f} MiB, more than "
+                f"max_disk_mb={self.max_disk_mb}: raise max_disk_mb or pass smaller files"
+            )
 
     def _limits_argv(self, setup: _Setup, language: Language, timeout: float) -> list[str]:
         limits = Limits(
@@ -348,35 +390,43 @@ class ProcessSandbox(SandboxBase):
             raise SandboxNotReadyError(
                 f"ProcessSandbox needs Linux (namespaces, rlimits, /proc), not {sys.platform}"
             )
-        tools = {name: path for name in _TOOLS if (path := shutil.which(name)) is not None}
-        for needed in ("prlimit", *(("setpriv",) if self._as_root else ())):
+        tools = _find_tools()
+        for needed in ("prlimit", "env", *(("setpriv",) if self._as_root else ())):
             if needed not in tools:
+                package = "coreutils" if needed == "env" else "util-linux"
                 raise SandboxNotReadyError(
-                    f"{needed} not found on PATH: install util-linux, which provides it"
+                    f"{needed} not found on PATH: install {package}, which provides it"
                 )
         bwrap_help = await _bwrap_help(tools["bwrap"]) if "bwrap" in tools else ""
         failures: list[str] = []
-        for mode in self._candidate_modes(tools):
+        for mode, missing in self._candidate_modes(tools):
+            if missing:
+                failures.append(f"{mode.value}: {', '.join(missing)} not found")
+                continue
             probe = _Setup(mode, tools, {}, bwrap_help)
             problem = await self._probe(probe)
             if problem is None:
                 languages = await find_languages(
                     self._allowed_languages,
-                    for_other_user=self._as_root and mode is not IsolationMode.BWRAP,
+                    for_other_user=self._as_root and mode is IsolationMode.NONE,
                 )
                 return _Setup(mode, tools, languages, bwrap_help)
             failures.append(f"{mode.value}: {problem}")
         raise SandboxNotReadyError(self._no_isolation_message(tools, failures))
 
-    def _candidate_modes(self, tools: Mapping[str, str]) -> list[IsolationMode]:
-        modes: list[IsolationMode] = []
+    def _candidate_modes(self, tools: Mapping[str, str]) -> list[tuple[IsolationMode, list[str]]]:
+        """The modes to try, strongest first, each with the tools it lacks here."""
+        setup = ["unshare", "setpriv", *SETUP_TOOLS]
+        modes: list[tuple[IsolationMode, list[str]]] = []
         if self.use_bwrap is not False and "bwrap" in tools:
-            modes.append(IsolationMode.BWRAP)
+            needed = setup if self.max_disk_mb is not None else []
+            modes.append((IsolationMode.BWRAP, [t for t in needed if t not in tools]))
         if self.use_bwrap is not True:
             if "unshare" in tools:
-                modes.append(IsolationMode.UNSHARE)
-            if self.network:
-                modes.append(IsolationMode.NONE)
+                needed = setup
+                modes.append((IsolationMode.UNSHARE, [t for t in needed if t not in tools]))
+            if self.network and self.max_disk_mb is None:
+                modes.append((IsolationMode.NONE, []))
         return modes
 
     def _no_isolation_message(self, tools: Mapping[str, str], failures: list[str]) -> str:
@@ -389,6 +439,13 @@ class ProcessSandbox(SandboxBase):
                 f"works here ({tried}): {_INSTALL_HINT}, or allow user namespaces "
                 "(sysctl kernel.unprivileged_userns_clone=1), or pass network=True to run "
                 "without this promise"
+            )
+        if self.max_disk_mb is not None:
+            return (
+                "max_disk_mb needs a mount namespace of the run's own, and neither bwrap nor "
+                f"`unshare --mount` works here ({tried}): {_INSTALL_HINT}, or allow user "
+                "namespaces, or pass max_disk_mb=None to run with the work directory on the "
+                "host's disk, unbounded"
             )
         return f"no way to run a jailed process here ({tried}): {_INSTALL_HINT}"
 
@@ -408,7 +465,7 @@ class ProcessSandbox(SandboxBase):
                 interactive=False,
             ) as program:
                 result = await program.wait()
-        except OSError as exc:
+        except (OSError, SandboxError) as exc:
             return str(exc)
         if result.exit_code == 0:
             return None
@@ -416,7 +473,15 @@ class ProcessSandbox(SandboxBase):
         return detail[:300]
 
 
-_TOOLS = ("bwrap", "unshare", "setpriv", "prlimit")
+def _find_tools() -> dict[str, str]:
+    """Where each helper is: the system directories first (some run as root), then PATH; and
+    this Python (it loads the seccomp filter in the unshare jail)."""
+    tools: dict[str, str] = {"python": sys.executable} if sys.executable else {}
+    for name in _TOOLS:
+        path = shutil.which(name, path=_TOOL_PATH) or shutil.which(name)
+        if path is not None:
+            tools[name] = path
+    return tools
 
 
 async def _bwrap_help(bwrap: str) -> str:

@@ -4,7 +4,9 @@
 tasks): bytes past ``max_output_bytes`` are dropped and the whole process tree is killed at
 that moment, so a program printing 100 MB costs about as much as one printing the limit.
 ``RunningProgram`` is the ``SandboxProcess`` handed out by ``ProcessSandbox.start`` and the
-engine under ``ProcessSandbox.execute``.
+engine under ``ProcessSandbox.execute``. When the work directory lives on the run's disk (a
+tmpfs in the run's own mount namespace), ``launch`` first waits for the setup to mount it and
+opens it (the handshake of ``_mount_namespace``): artifacts are read through that descriptor.
 """
 
 from __future__ import annotations
@@ -17,12 +19,20 @@ import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import cast
 
-from agentic_core import ExecutionResult
+from agentic_core import Artifact, ExecutionResult
 from agentic_sandbox._errors import SandboxError
+from agentic_sandbox._isolation import SECCOMP_FD
 from agentic_sandbox._process_tree import kill_process_tree, still_running
-from agentic_sandbox._workdir import RunDirectory, collect_artifacts, remove_run_directory
+from agentic_sandbox._workdir import (
+    OUT_DIR,
+    RunDirectory,
+    collect_artifacts,
+    open_directory,
+    remove_run_directory,
+)
 
 logger = logging.getLogger("agentic_sandbox")
 
@@ -48,6 +58,14 @@ class LaunchPlan:
     max_artifact_bytes: int
     kill_process_group: bool
     """Also SIGKILL the launcher's process group after exit (only without a PID namespace)."""
+    cwd: Path
+    """The launcher's working directory (the jail sets the program's own)."""
+    seccomp: bytes | None = None
+    """A seccomp filter bwrap reads from a pipe: ``argv`` names it ``SECCOMP_FD``."""
+    disk_bytes: int = 0
+    """Size of the run's disk (``run_dir.disk``, a tmpfs), when it holds the work directory."""
+    disk_full_message: str = ""
+    """Added to stderr when the run's disk ends up full."""
 
 
 class _PipesProtocol(asyncio.SubprocessProtocol):
@@ -171,6 +189,7 @@ class RunningProgram:
         self._killed_pids: set[int] = set()
         self._result: ExecutionResult | None = None
         self._finishing: asyncio.Task[ExecutionResult] | None = None
+        self._disk_fd: int | None = None
         self.loop = asyncio.get_running_loop()
         """The event loop this program's pipes, futures and watchdog belong to."""
         self._watchdog = self.loop.call_later(plan.timeout_s, self._on_timeout)
@@ -185,21 +204,45 @@ class RunningProgram:
             if holder:
                 holder[0].kill_now()
 
-        started = time.monotonic()
-        transport, pipes = await loop.subprocess_exec(
-            lambda: _PipesProtocol(plan.max_output_bytes, on_overflow, flow_control=interactive),
-            *plan.argv,
-            stdin=asyncio.subprocess.PIPE if interactive else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=plan.env,
-            cwd=plan.run_dir.work,
-            start_new_session=True,
-        )
-        program = cls(plan, transport, pipes, started)
-        holder.append(program)
-        if pipes.truncated:  # output arrived (and overflowed) before we could hold the program
-            program.kill_now()
+        handshake: _Handshake | None = None
+        seccomp_fd: int | None = None
+        try:
+            if plan.run_dir.layout.work_on_disk:
+                handshake = _Handshake.open(plan.run_dir, plan.disk_bytes)
+            argv = list(plan.argv)
+            if plan.seccomp is not None:
+                seccomp_fd = _filter_pipe(plan.seccomp)
+                argv = [str(seccomp_fd) if arg == SECCOMP_FD else arg for arg in argv]
+            started = time.monotonic()
+            transport, pipes = await loop.subprocess_exec(
+                lambda: _PipesProtocol(
+                    plan.max_output_bytes, on_overflow, flow_control=interactive
+                ),
+                *argv,
+                stdin=asyncio.subprocess.PIPE if interactive else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=plan.env,
+                cwd=plan.cwd,
+                start_new_session=True,
+                pass_fds=() if seccomp_fd is None else (seccomp_fd,),
+            )
+            program = cls(plan, transport, pipes, started)
+            holder.append(program)
+            if pipes.truncated:  # output arrived (and overflowed) before we could hold it
+                program.kill_now()
+            if handshake is not None:
+                try:
+                    program._disk_fd = await handshake.open_disk(program._pid, pipes.exited)
+                except BaseException:
+                    program.kill_now()
+                    transport.close()
+                    raise
+        finally:
+            if handshake is not None:
+                handshake.close()
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
         return program
 
     # -- SandboxProcess -------------------------------------------------------------------------
@@ -272,21 +315,45 @@ class RunningProgram:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self._pid, signal.SIGKILL)
         self._transport.close()
-        artifacts = await asyncio.to_thread(
-            collect_artifacts,
-            self._plan.run_dir.out,
-            max_total_bytes=self._plan.max_artifact_bytes,
-        )
+        artifacts, disk_full = await asyncio.to_thread(self._collect_artifacts)
+        stderr = bytes(pipes.stderr).decode(errors="replace")
+        if disk_full:
+            stderr += self._plan.disk_full_message
         self._result = ExecutionResult(
             exit_code=_exit_code(self._transport.get_returncode()),
             stdout=bytes(pipes.stdout).decode(errors="replace"),
-            stderr=bytes(pipes.stderr).decode(errors="replace"),
+            stderr=stderr,
             duration_s=duration,
             timed_out=self._timed_out,
             truncated=pipes.truncated,
             artifacts=artifacts,
         )
         return self._result
+
+    def _collect_artifacts(self) -> tuple[list[Artifact], bool]:
+        """The artifacts, and whether the run's disk is full (blocking: run in a thread)."""
+        max_bytes = self._plan.max_artifact_bytes
+        if self._disk_fd is None:
+            if self._plan.run_dir.layout.work_on_disk:
+                return [], False  # the setup failed before the disk was there
+            return collect_artifacts(self._plan.run_dir.out, max_total_bytes=max_bytes), False
+        try:
+            usage = os.fstatvfs(self._disk_fd)
+            work_fd = open_directory("work", dir_fd=self._disk_fd)
+            if work_fd is None:
+                return [], False
+            try:
+                artifacts = collect_artifacts(OUT_DIR, max_total_bytes=max_bytes, dir_fd=work_fd)
+            finally:
+                os.close(work_fd)
+        finally:
+            self._close_disk()  # frees the tmpfs: every process of the run is gone
+        return artifacts, usage.f_bavail == 0 or usage.f_favail == 0
+
+    def _close_disk(self) -> None:
+        if self._disk_fd is not None:
+            fd, self._disk_fd = self._disk_fd, None
+            os.close(fd)
 
     async def close(self) -> None:
         """Kill what still runs, collect the result if nobody did, remove the run directory."""
@@ -296,7 +363,86 @@ class RunningProgram:
         finally:
             self._watchdog.cancel()
             self._transport.close()
+            self._close_disk()
             await asyncio.to_thread(remove_run_directory, self._plan.run_dir.root)
+
+
+def _filter_pipe(code: bytes) -> int:
+    """The read end of a pipe holding ``code`` (a few hundred bytes: the pipe buffer holds it)."""
+    read_fd, write_fd = os.pipe()
+    try:
+        os.write(write_fd, code)
+    finally:
+        os.close(write_fd)
+    return read_fd
+
+
+class _Handshake:
+    """Our side of the setup's handshake: ``ready`` read, ``go`` held until the disk is open."""
+
+    def __init__(self, run_dir: RunDirectory, ready_fd: int, go_fd: int, disk_bytes: int) -> None:
+        self._run_dir = run_dir
+        self._disk_bytes = disk_bytes
+        self._ready_fd = ready_fd
+        self._go_fd: int | None = go_fd
+
+    @classmethod
+    def open(cls, run_dir: RunDirectory, disk_bytes: int) -> _Handshake:
+        # Non-blocking read end: open() returns at once; O_RDWR on go: the setup's read of it
+        # blocks (a writer exists) until we close it.
+        ready_fd = os.open(run_dir.ready, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            go_fd = os.open(run_dir.go, os.O_RDWR | os.O_CLOEXEC)
+        except BaseException:
+            os.close(ready_fd)
+            raise
+        return cls(run_dir, ready_fd, go_fd, disk_bytes)
+
+    async def open_disk(self, pid: int, exited: asyncio.Future[None]) -> int | None:
+        """The run's disk, opened once the setup says it is mounted; ``None`` when the setup
+        ended without saying so (its error is on the program's stderr)."""
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[bool] = loop.create_future()
+
+        def on_readable() -> None:
+            try:
+                data = os.read(self._ready_fd, 1)
+            except BlockingIOError:
+                return
+            if not ready.done():
+                ready.set_result(data == b"r")
+
+        loop.add_reader(self._ready_fd, on_readable)
+        try:
+            await asyncio.wait([ready, exited], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            loop.remove_reader(self._ready_fd)
+        if not (ready.done() and ready.result()) or exited.done():
+            return None
+        disk_fd = self._open_disk(pid)
+        self._release()
+        return disk_fd
+
+    def _open_disk(self, pid: int) -> int:
+        # The setup (our child, or bwrap it became) is in the run's mount namespace, where
+        # <run>/disk is the tmpfs: reach it through that process's root. It waits for us, so
+        # the pid is still its own; the checks make sure of what was opened all the same.
+        fd = os.open(f"/proc/{pid}/root{self._run_dir.disk}", os.O_RDONLY | os.O_DIRECTORY)
+        usage = os.fstatvfs(fd)
+        pages = -(-self._disk_bytes // usage.f_frsize)
+        if os.fstat(fd).st_dev == self._run_dir.root.stat().st_dev or usage.f_blocks != pages:
+            os.close(fd)
+            raise SandboxError(f"the run's disk is not mounted on {self._run_dir.disk}")
+        return fd
+
+    def _release(self) -> None:
+        if self._go_fd is not None:
+            fd, self._go_fd = self._go_fd, None
+            os.close(fd)
+
+    def close(self) -> None:
+        self._release()
+        os.close(self._ready_fd)
 
 
 async def _wait_gone(pids: set[int]) -> None:

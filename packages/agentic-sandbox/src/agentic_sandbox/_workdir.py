@@ -1,14 +1,22 @@
 """A run's private directory: input files in, artifacts out, everything removed afterwards.
 
-Layout of one run (a fresh ``agentic-sandbox-*`` directory)::
+Layout of one run (a fresh ``agentic-sandbox-*`` directory; which parts exist depends on its
+``RunLayout``)::
 
-    <run>/work/            the program's work directory (cwd, HOME); bwrap mounts it at /sandbox
-    <run>/work/out/        what the program writes here comes back as artifacts
-    <run>/etc/             passwd, group, hosts for the jail (bwrap only)
+    <run>/work/            the work directory on the host's disk (max_disk_mb=None):
+    <run>/work/out/        cwd and HOME; what the program writes to out/ comes back as artifacts
+    <run>/stage/work/      or, with max_disk_mb, the work directory to copy into the run's disk
+    <run>/stage/tmp/       the jail's /tmp to copy into the run's disk
+    <run>/disk/            mount point of the run's disk (a sized tmpfs, in the run's own mount
+                           namespace only): disk/work is mounted at /sandbox, disk/tmp at /tmp
+    <run>/ready, <run>/go  FIFOs: the setup says it mounted the disk; we say we opened it
+    <run>/etc/             passwd, group, hosts for the jail
+    <run>/jail/, fstab     the skeleton of the jail's root and its mounts (without bwrap)
 
 Artifacts are read after every process of the run is dead, without following symbolic links
 (``O_NOFOLLOW`` at every level, from directory file descriptors): a program that leaves
-``out/x -> /etc/shadow`` gets nothing back.
+``out/x -> /etc/shadow`` gets nothing back. A work directory on the run's disk is read through
+a descriptor opened before the program started (see ``_mount_namespace``).
 """
 
 from __future__ import annotations
@@ -53,18 +61,77 @@ def safe_relative_path(name: str) -> PurePosixPath:
 
 
 @dataclass(frozen=True)
+class RunLayout:
+    """Which parts a run directory has (see the module docstring)."""
+
+    disk: bool = False
+    """The setup mounts a tmpfs on ``disk/`` holding the jail's ``/tmp`` (copied from stage)."""
+    work_on_disk: bool = False
+    """The work directory lives on that tmpfs too (``max_disk_mb``)."""
+    jail: bool = False
+    """The jail's root is built from ``jail/`` (without bwrap)."""
+
+
+@dataclass(frozen=True)
 class RunDirectory:
     """The directories of one run (see the module docstring)."""
 
     root: Path
-    work: Path
-    etc: Path
     owner: tuple[int, int] | None
     """uid and gid that must own what the program may write (when we drop to another uid)."""
+    layout: RunLayout = RunLayout()
+
+    @property
+    def work(self) -> Path:
+        """The work directory on the host's disk (only without ``work_on_disk``)."""
+        return self.root / "work"
 
     @property
     def out(self) -> Path:
         return self.work / OUT_DIR
+
+    @property
+    def stage(self) -> Path:
+        return self.root / "stage"
+
+    @property
+    def disk(self) -> Path:
+        return self.root / "disk"
+
+    @property
+    def etc(self) -> Path:
+        return self.root / "etc"
+
+    @property
+    def jail(self) -> Path:
+        return self.root / "jail"
+
+    @property
+    def fstab(self) -> Path:
+        return self.root / "fstab"
+
+    @property
+    def ready(self) -> Path:
+        return self.root / "ready"
+
+    @property
+    def go(self) -> Path:
+        return self.root / "go"
+
+    @property
+    def input_dir(self) -> Path:
+        """Where the input files are written before the run."""
+        return self.stage / "work" if self.layout.work_on_disk else self.work
+
+    @property
+    def work_source(self) -> Path:
+        """The path the jail's work directory is mounted from, in the run's mount namespace."""
+        return self.disk / "work" if self.layout.work_on_disk else self.work
+
+    @property
+    def tmp_source(self) -> Path:
+        """The path the jail's ``/tmp`` is mounted from (only with ``disk``)."""
+        return self.disk / "tmp"
 
 
 def _chown(path: Path, owner: tuple[int, int] | None) -> None:
@@ -78,20 +145,29 @@ def create_run_directory(
     owner: tuple[int, int] | None,
     files: Mapping[str, str | bytes],
     etc_files: Mapping[str, str],
+    layout: RunLayout = RunLayout(),
 ) -> RunDirectory:
     """A fresh run directory holding ``files`` (already checked with ``safe_relative_path``)."""
     root = Path(tempfile.mkdtemp(prefix="agentic-sandbox-", dir=parent))
     try:
         # Traversable but not listable by the program's uid; the work dir is its own.
         root.chmod(0o711)
-        run = RunDirectory(root=root, work=root / "work", etc=root / "etc", owner=owner)
-        run.work.mkdir(mode=0o755)
-        run.out.mkdir(mode=0o755)
-        _chown(run.work, owner)
-        _chown(run.out, owner)
+        run = RunDirectory(root=root, owner=owner, layout=layout)
+        if layout.disk:
+            run.stage.mkdir(mode=0o711)
+            (run.stage / "tmp").mkdir()
+            (run.stage / "tmp").chmod(0o1777)
+            run.disk.mkdir(mode=0o700)
+        if layout.work_on_disk:
+            os.mkfifo(run.ready, 0o600)
+            os.mkfifo(run.go, 0o600)
+        run.input_dir.mkdir(mode=0o755)
+        (run.input_dir / OUT_DIR).mkdir(mode=0o755)
+        _chown(run.input_dir, owner)
+        _chown(run.input_dir / OUT_DIR, owner)
         for name, content in files.items():
             try:
-                _write_file(run.work, safe_relative_path(name), content, owner)
+                _write_file(run.input_dir, safe_relative_path(name), content, owner)
             except OSError as exc:
                 raise SandboxError(f"cannot write file {name!r} into the work dir: {exc}") from exc
         if etc_files:
@@ -99,6 +175,9 @@ def create_run_directory(
             for name, text in etc_files.items():
                 (run.etc / name).write_text(text)
                 (run.etc / name).chmod(0o644)
+        if layout.jail:
+            run.jail.mkdir(mode=0o755)
+            run.jail.chmod(0o755)
     except BaseException:
         remove_run_directory(root)
         raise
@@ -137,11 +216,24 @@ def remove_run_directory(root: Path) -> None:
         logger.warning("could not remove the sandbox run directory %s", root)
 
 
-def collect_artifacts(out: Path, *, max_total_bytes: int) -> list[Artifact]:
-    """Regular files under ``out`` (never through a symbolic link), within ``max_total_bytes``."""
+def open_directory(path: Path | str, *, dir_fd: int | None = None) -> int | None:
+    """A descriptor of directory ``path`` (relative to ``dir_fd``), never through a symbolic
+    link at its last part; ``None`` when it is not (or no longer) a directory."""
     try:
-        out_fd = os.open(out, _DIR_FLAGS)
+        return os.open(path, _DIR_FLAGS, dir_fd=dir_fd)
     except OSError:
+        return None
+
+
+def collect_artifacts(
+    out: Path | str, *, max_total_bytes: int, dir_fd: int | None = None
+) -> list[Artifact]:
+    """Regular files under ``out`` (never through a symbolic link), within ``max_total_bytes``.
+
+    ``out`` is relative to ``dir_fd`` when given (a single name: no link is followed).
+    """
+    out_fd = open_directory(out, dir_fd=dir_fd)
+    if out_fd is None:
         return []  # no out/, or the program replaced it with something else
     collector = _ArtifactCollector(max_total_bytes)
     try:
