@@ -574,3 +574,65 @@ async def test_a_viewer_with_a_token_is_used_in_a_browser_logged_in_with_it(
                 )
     finally:
         await viewer.aclose()
+
+
+@executor(id="echo_any")
+async def echo_any(message: Any, ctx: WorkflowContext[Never, Any]) -> None:
+    await ctx.yield_output(message)
+
+
+async def test_the_page_starts_an_any_typed_run_and_its_own_bad_requests_get_json_4xx(
+    tmp_path: Path,
+) -> None:
+    """Items of the viewer's hardening, as the page meets them: a start executor typed ``Any``
+    starts from the form (it was a text/plain 500); a body over the limit is a 413 before the
+    server reads it all; an invalid run id is a 400 whose JSON names no server directory."""
+    from playwright.async_api import expect
+
+    chromium_or_skip()
+    expect.set_options(timeout=_WAIT_MS)
+    runs = tmp_path / "runs"
+    viewer = RunViewer(
+        workflows=[WorkflowBuilder("echo").set_start_executor(echo_any).build()],
+        checkpoint_store=runs,
+    )
+    problems: list[str] = []
+    try:
+        async with (
+            _serving(viewer.app) as port,
+            chromium_context(tmp_path / "profile") as browser,
+        ):
+            page = await browser.new_page()
+            page.set_default_timeout(_WAIT_MS)
+            await page.goto(f"http://127.0.0.1:{port}/")
+            _watch_console(page, problems)
+            await page.locator("#start-message").fill('{"any": [1, 2]}')
+            await page.locator('#start-form button[type="submit"]').click()
+            await page.wait_for_url(re.compile(r".*/runs/[^/]+$"))
+            await expect(page.locator("#run-title")).to_contain_text("echo")
+            await expect(page.locator("#outputs")).to_contain_text("any")
+            answers = await page.evaluate(
+                """async () => {
+                    const big = JSON.stringify({workflow: "echo", message: "x".repeat(2 << 20)});
+                    const posted = await fetch("/api/runs", {
+                        method: "POST", headers: {"content-type": "application/json"}, body: big,
+                    });
+                    // (a browser resolves %2e%2e itself: it never sends it)
+                    const bad = await fetch("/api/runs/no%20such%20run%21");
+                    return {
+                        posted: posted.status, postedType: posted.headers.get("content-type"),
+                        bad: bad.status, badType: bad.headers.get("content-type"),
+                        badText: await bad.text(),
+                    };
+                }"""
+            )
+    finally:
+        await viewer.aclose()
+
+    assert answers["posted"] == 413
+    assert answers["postedType"].startswith("application/json")
+    assert answers["bad"] == 400
+    assert answers["badType"].startswith("application/json")
+    assert str(tmp_path) not in answers["badText"]
+    # The refused fetches are logged by the browser as failed resources, nothing else.
+    assert all("status of 413" in p or "status of 400" in p for p in problems), problems
