@@ -8,4 +8,5 @@ pytest_plugins = [
     "tests.fixtures.dockerd",
     "tests.fixtures.engines",
     "tests.fixtures.typescript",
+    "tests.fixtures.host_sockets",
 ]

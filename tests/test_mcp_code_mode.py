@@ -8,10 +8,8 @@ the reason where a sandbox cannot run here; fails instead under ``AGENTIC_REQUIR
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -261,30 +259,8 @@ async def test_host_secrets_and_the_network_stay_outside(
     assert result.stdout.split() == ["token", "None", "network", "off"]
 
 
-async def _pong(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    writer.write(b"pong")
-    await writer.drain()
-    writer.close()
-
-
-@pytest.fixture
-async def host_socket() -> AsyncIterator[Path]:
-    """A unix socket on the host anyone may use (0777 in a 0777 directory under /tmp)."""
-    directory = Path(tempfile.mkdtemp(prefix="agentic-sock-", dir="/tmp"))
-    directory.chmod(0o777)
-    path = directory / "mcp.sock"
-    server = await asyncio.start_unix_server(_pong, path)
-    path.chmod(0o777)
-    try:
-        yield path
-    finally:
-        server.close()
-        await server.wait_closed()
-        shutil.rmtree(directory, ignore_errors=True)
-
-
 async def test_code_reaches_neither_host_sockets_nor_the_server_nor_tools_added_mid_run(
-    client: MCPClient, sandbox: InteractiveSandbox, host_socket: Path, tmp_path: Path
+    client: MCPClient, sandbox: InteractiveSandbox, host_unix_socket: Path, tmp_path: Path
 ) -> None:
     # The way around the tool channel: a host socket (an MCP server listening on one), the
     # MCP server's process (its environment holds PROBE_TOKEN), or a tool the server adds
@@ -295,7 +271,7 @@ async def test_code_reaches_neither_host_sockets_nor_the_server_nor_tools_added_
         "import mcp\n"
         "client = socket.socket(socket.AF_UNIX)\n"
         "try:\n"
-        f"    client.connect({str(host_socket)!r})\n"
+        f"    client.connect({str(host_unix_socket)!r})\n"
         "    print('socket reached', client.recv(4))\n"
         "except OSError as exc:\n"
         "    print('socket', type(exc).__name__)\n"

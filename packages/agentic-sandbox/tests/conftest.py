@@ -8,9 +8,9 @@ skip with the reason, unless ``AGENTIC_REQUIRE_SERVICES=1`` (CI): then they fail
 Podman and Docker Engine (``container_engine``, from ``tests/fixtures/engines.py``), with the Python
 and the busybox test image; each checks after its test that no container of ours is left.
 ``bridge_server`` is a container on that engine's default bridge network answering ``pong``, for
-``network=True``. ``host_unix_socket`` and ``host_abstract_socket`` are unix-socket servers on
-the host answering ``pong`` to anyone (a world-writable path under ``/tmp``; an abstract name):
-no sandboxed program may reach them.
+``network=True``. ``host_unix_socket`` and ``host_abstract_socket`` (``tests/fixtures/
+host_sockets.py``) are unix-socket servers on the host answering ``pong`` to anyone (a
+world-writable path under ``/tmp``; an abstract name): no sandboxed program may reach them.
 
 A program started with ``marker_env`` carries ``AGENTIC_TEST_MARKER=<uuid>`` in its environment;
 ``leftover_processes()`` lists the live processes that still carry it, read from ``/proc/*/environ``
@@ -142,43 +142,6 @@ async def jailed_sandbox(
             missing_service(f"{request.param} cannot create a sandbox on this machine")
         assert box.isolation == request.param
         yield box
-
-
-async def _pong(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    writer.write(b"pong")
-    await writer.drain()
-    writer.close()
-    await writer.wait_closed()
-
-
-@pytest.fixture
-async def host_unix_socket() -> AsyncIterator[Path]:
-    """A unix socket any local user may use (0777, in a 0777 directory under /tmp), answering
-    b"pong": a redis or D-Bus socket left open; yields its path."""
-    directory = Path(tempfile.mkdtemp(prefix="agentic-sock-", dir="/tmp"))
-    directory.chmod(0o777)
-    path = directory / "x.sock"
-    server = await asyncio.start_unix_server(_pong, path)
-    path.chmod(0o777)
-    try:
-        yield path
-    finally:
-        server.close()
-        await server.wait_closed()
-        shutil.rmtree(directory, ignore_errors=True)
-
-
-@pytest.fixture
-async def host_abstract_socket() -> AsyncIterator[str]:
-    """A unix socket in the abstract namespace (no file, no permissions), answering b"pong";
-    yields its address (``"\\0agentic-<uuid>"``)."""
-    address = f"\0agentic-{uuid.uuid4().hex}"
-    server = await asyncio.start_unix_server(_pong, address)
-    try:
-        yield address
-    finally:
-        server.close()
-        await server.wait_closed()
 
 
 @pytest.fixture
