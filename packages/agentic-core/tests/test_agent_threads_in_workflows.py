@@ -19,6 +19,7 @@ from agentic_core import (
     AgentExecutorResponse,
     AgentResponse,
     AgentRunUpdateEvent,
+    BoundedMemo,
     ChatAgent,
     ChatMessage,
     ChatOptions,
@@ -32,7 +33,6 @@ from agentic_core import (
     handler,
     response_handler,
 )
-from agentic_core.agents import _agent_executor
 from agentic_core.testing import FunctionChatClient, ScriptedChatClient
 
 
@@ -127,7 +127,7 @@ async def test_the_conversation_survives_a_checkpoint_resume_in_another_workflow
     paused = await workflow.run("start")
     [request] = paused.pending_requests
     if fresh_process:  # a process that never wrote that state: it parses the saved thread
-        _agent_executor._RECENT.clear()  # pyright: ignore[reportPrivateUsage]
+        BoundedMemo.clear_all()
     # "Another process": the same graph built again, with a new model client.
     again, client = guessing_game(['{"guess": 8}'], store=store)
     await again.run(

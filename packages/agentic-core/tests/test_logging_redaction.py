@@ -103,7 +103,7 @@ def test_what_only_looks_like_a_secret_is_kept() -> None:
         "input_tokens": 10,
         "token_count": 3,
         "monkey": "banana",
-        "url": "https://user@example.com/path?page=2",
+        "url": "https://example.com/path?page=2#top",
         "model": "gpt-4o-mini",
     }
 
@@ -130,6 +130,19 @@ def test_redaction_copies_containers_and_never_changes_the_callers() -> None:
         ("AKIAABCDEFGHIJKLMNOP is the id", "[REDACTED] is the id"),
         ("amqp://guest:guest@localhost:5672/", "amqp://guest:[REDACTED]@localhost:5672/"),
         ("password=hunter2 user=bob", "password=[REDACTED] user=bob"),
+        # A lone user in a URL is a token (NATS, GitHub): nats://TOKEN@host.
+        (
+            "connect nats://s3cr3tT0ken@nats.local:4222 failed",
+            "connect nats://[REDACTED]@nats.local:4222 failed",
+        ),
+        (
+            "GET https://host/mcp?api_key=k3y&page=2",
+            "GET https://host/mcp?api_key=[REDACTED]&page=2",
+        ),
+        (
+            "servers nats://a:pw@h1:4222,nats://tok@h2:4222",
+            "servers nats://a:[REDACTED]@h1:4222,nats://[REDACTED]@h2:4222",
+        ),
     ],
 )
 def test_secrets_inside_text_are_masked(text: str, expected: str) -> None:

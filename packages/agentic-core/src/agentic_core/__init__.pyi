@@ -1,3 +1,5 @@
+from agentic_core._backoff import Backoff as Backoff
+from agentic_core._backoff import BackoffSchedule as BackoffSchedule
 from agentic_core._errors import AgentCoreError as AgentCoreError
 from agentic_core._errors import AgentError as AgentError
 from agentic_core._errors import AgenticError as AgenticError
@@ -19,9 +21,14 @@ from agentic_core._errors import VectorStoreError as VectorStoreError
 from agentic_core._errors import WorkflowExecutionError as WorkflowExecutionError
 from agentic_core._errors import WorkflowRequestError as WorkflowRequestError
 from agentic_core._lazy import lazy_exports as lazy_exports
+from agentic_core._loading import ObjectReferenceError as ObjectReferenceError
+from agentic_core._loading import load_object as load_object
 from agentic_core._logging import add_run_context as add_run_context
 from agentic_core._logging import configure_logging as configure_logging
 from agentic_core._logging import redact_secrets as redact_secrets
+from agentic_core._memo import BoundedMemo as BoundedMemo
+from agentic_core._redact import redact_url as redact_url
+from agentic_core._redact import redact_urls as redact_urls
 from agentic_core._server_guard import ServerGuard as ServerGuard
 from agentic_core._server_guard import ServerGuardError as ServerGuardError
 from agentic_core._telemetry import inject_trace_context as inject_trace_context
@@ -64,6 +71,7 @@ from agentic_core.protocols._agent import Agent as Agent
 from agentic_core.protocols._agent import AgentResponse as AgentResponse
 from agentic_core.protocols._agent import AgentResponseUpdate as AgentResponseUpdate
 from agentic_core.protocols._agent import ContinuationToken as ContinuationToken
+from agentic_core.protocols._agent import to_messages as to_messages
 from agentic_core.protocols._bus import BusMessage as BusMessage
 from agentic_core.protocols._bus import BusPayload as BusPayload
 from agentic_core.protocols._bus import MessageBus as MessageBus

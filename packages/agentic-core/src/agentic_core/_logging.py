@@ -12,11 +12,11 @@ import logging
 import re
 import sys
 from collections.abc import Mapping, MutableMapping
-from functools import lru_cache
 from typing import Any
 
 import structlog
 
+from agentic_core._redact import UNPARSABLE_URL, is_secret_name, redact_url
 from agentic_core._run_context import CURRENT_INVOCATION, enable
 from agentic_core._telemetry import tracer
 
@@ -27,27 +27,6 @@ __all__ = ["add_run_context", "configure_logging", "redact_secrets"]
 enable()
 
 REDACTED = "[REDACTED]"
-
-# A key is secret when, lower-cased and without "_"/"-", it ends with one of these: "api_key",
-# "X-Api-Key", "client_secret", "csrf_token", "Set-Cookie"... but not "max_tokens".
-_SECRET_KEY_ENDINGS = (
-    "apikey",
-    "secretkey",
-    "accesskey",
-    "privatekey",
-    "token",
-    "secret",
-    "password",
-    "passwd",
-    "passphrase",
-    "authorization",
-    "credential",
-    "credentials",
-    "cookie",
-    "cookies",
-)
-_SECRET_KEYS = frozenset({"auth", "pwd"})
-"""Keys that are secret only when they are the whole name (``monkey`` is no key)."""
 
 # Secrets inside text. Each pattern keeps what says what the secret was, and masks the rest.
 _SECRET_TEXT: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -62,8 +41,6 @@ _SECRET_TEXT: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:hf_[A-Za-z0-9]{20,}|glpat-[A-Za-z0-9_\-]{20,})"), REDACTED),
     (re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), REDACTED),
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
-    # A password in a URL: scheme://user:password@host -> scheme://user:[REDACTED]@host.
-    (re.compile(r"\b([A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@]*):[^\s/@]+@"), rf"\1:{REDACTED}@"),
     # Query parameters and key=value pairs named like secrets: ?api_key=..., password=...
     (
         re.compile(
@@ -75,13 +52,23 @@ _SECRET_TEXT: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-@lru_cache(maxsize=1024)
-def _is_secret_key(key: str) -> bool:
-    name = key.lower().replace("_", "").replace("-", "")
-    return name in _SECRET_KEYS or name.endswith(_SECRET_KEY_ENDINGS)
+# A URL inside text, up to what cannot be part of one in a message.
+_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>`]+")
+# Its password, for text that does not parse as a URL: scheme://user:password@host.
+_URL_PASSWORD = re.compile(r"\b([A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@]*):[^\s/@]+@")
+
+
+def _redact_url_in_text(match: re.Match[str]) -> str:
+    url = match.group(0)
+    redacted = redact_url(url, mask=REDACTED)
+    if redacted == UNPARSABLE_URL:
+        return _URL_PASSWORD.sub(rf"\1:{REDACTED}@", url)
+    return redacted
 
 
 def _redact_text(text: str) -> str:
+    if "://" in text:
+        text = _URL.sub(_redact_url_in_text, text)
     for pattern, replacement in _SECRET_TEXT:
         text = pattern.sub(replacement, text)
     return text
@@ -93,7 +80,7 @@ def _redact(value: Any) -> Any:
         return _redact_text(value)
     if isinstance(value, Mapping):
         return {
-            key: REDACTED if isinstance(key, str) and _is_secret_key(key) else _redact(item)
+            key: REDACTED if isinstance(key, str) and is_secret_name(key) else _redact(item)
             for key, item in value.items()  # pyright: ignore[reportUnknownVariableType]
         }
     if isinstance(value, list | tuple):
@@ -108,14 +95,15 @@ def redact_secrets(
 
     Values under keys named like secrets (``api_key``, ``apikey``, ``token``, ``secret``,
     ``password``, ``authorization``, ``credentials``, ``cookie``, ...) are replaced whole; inside
-    text, ``sk-...``-style API keys, ``Bearer <token>``, ``Basic <base64>``, the password of a
-    ``scheme://user:password@host`` URL and ``api_key=...``-style parameters are masked. Put
+    text, ``sk-...``-style API keys, ``Bearer <token>``, ``Basic <base64>``, URLs (by
+    :func:`agentic_core.redact_url`: a password, a lone token user as in ``nats://TOKEN@host``,
+    secret query parameters) and ``api_key=...``-style parameters are masked. Put
     it after ``format_exc_info`` (so exception text is covered) and before the renderer::
 
         structlog.configure(processors=[..., format_exc_info, redact_secrets, JSONRenderer()])
     """
     for key, value in event_dict.items():
-        if _is_secret_key(key):
+        if is_secret_name(key):
             event_dict[key] = REDACTED
         elif isinstance(value, str | Mapping | list | tuple):
             event_dict[key] = _redact(value)

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, TypeAdapter
 
+from agentic_core._memo import BoundedMemo
 from agentic_core.graph._context import WorkflowContext
 from agentic_core.graph._executor import Executor, ExecutorKind, handler
 from agentic_core.protocols._agent import Agent, AgentResponse
@@ -137,17 +138,7 @@ class AgentExecutor(Executor):
 # Thread states this process wrote lately, by their JSON: an agent reached again in a run
 # restores the string its last turn saved, and gets the messages back without parsing them.
 # Messages are shared between restores and never changed in place.
-_RECENT: dict[str, tuple[ChatMessage, ...]] = {}
-_RECENT_SIZE = 256
-
-
-def _remember(saved: str, messages: tuple[ChatMessage, ...]) -> None:
-    _RECENT[saved] = messages
-    while len(_RECENT) > _RECENT_SIZE:
-        try:
-            del _RECENT[next(iter(_RECENT))]
-        except (KeyError, RuntimeError, StopIteration):  # another thread evicted it first
-            break
+_RECENT: BoundedMemo[str, tuple[ChatMessage, ...]] = BoundedMemo(256)
 
 
 def _parsed_messages(saved: str) -> tuple[ChatMessage, ...]:
@@ -161,7 +152,7 @@ def _thread_data(thread: AgentThread, messages: list[ChatMessage]) -> dict[str, 
     # The messages as one JSON string: the engine copies executor state at every superstep,
     # and a string costs nothing to copy, where nested data costs a walk of every message.
     saved = _messages().dump_json(messages).decode()
-    _remember(saved, tuple(messages))
+    _RECENT.remember(saved, tuple(messages))
     return {"id": thread.id, "metadata": dict(thread.metadata), "messages": saved}
 
 

@@ -1,6 +1,10 @@
 """Checkpoint and state stores: the data model, in-memory versions and portable back-ends.
 
 The lowercase names are for the authors of other back-ends, so every one behaves alike:
+the checkpoint-store rules (``select_checkpoints``, the filter and order of every ``list``;
+``latest_listed_checkpoint``; ``check_keep_last``; ``dump_checkpoint_json``/``_dict``, which name
+the checkpoint that is not JSON-able; ``describe_validation_error``, a corrupt document in one
+line), the framing of stored bytes (``frame_value``/``unframe_value``, ``ForeignValueError``),
 ``encode_json_value`` (the JSON-ability check of every ``StateStore``), the subject, payload and
 header rules of every ``MessageBus`` (``check_subject``, ``subject_matches``,
 ``encode_bus_payload``, ``check_headers``, and ``QueuedSubscription``, the receiving end of a
@@ -21,8 +25,22 @@ from agentic_core.stores._bus_rules import (
     encode_bus_payload,
     subject_matches,
 )
-from agentic_core.stores._checkpoint_rules import checkpoint_order
+from agentic_core.stores._checkpoint_rules import (
+    check_keep_last,
+    checkpoint_order,
+    describe_validation_error,
+    dump_checkpoint_dict,
+    dump_checkpoint_json,
+    latest_listed_checkpoint,
+    select_checkpoints,
+)
 from agentic_core.stores._file_checkpoint import FileCheckpointStore
+from agentic_core.stores._framing import (
+    FRAME_KINDS,
+    ForeignValueError,
+    frame_value,
+    unframe_value,
+)
 from agentic_core.stores._hashing_embedder import HashingEmbedder
 from agentic_core.stores._json_value import encode_json_value
 from agentic_core.stores._memory_bus import InMemoryBus, InMemorySubscription
@@ -38,7 +56,9 @@ __all__ = [
     "CHECKPOINT_SCHEMA_VERSION",
     "Checkpoint",
     "CheckpointMetadata",
+    "FRAME_KINDS",
     "FileCheckpointStore",
+    "ForeignValueError",
     "HashingEmbedder",
     "InMemoryBus",
     "InMemoryCheckpointStore",
@@ -50,12 +70,20 @@ __all__ = [
     "VectorCondition",
     "check_distance",
     "check_headers",
+    "check_keep_last",
     "check_subject",
     "check_vector",
     "check_vector_points",
     "checkpoint_order",
+    "describe_validation_error",
+    "dump_checkpoint_dict",
+    "dump_checkpoint_json",
     "encode_bus_payload",
     "encode_json_value",
+    "frame_value",
+    "latest_listed_checkpoint",
     "parse_vector_filter",
+    "select_checkpoints",
     "subject_matches",
+    "unframe_value",
 ]

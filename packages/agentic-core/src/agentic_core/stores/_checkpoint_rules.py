@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
@@ -11,12 +12,17 @@ from pydantic_core import PydanticSerializationError
 from agentic_core._errors import CheckpointError
 from agentic_core.protocols._checkpoint import Checkpoint, CheckpointMetadata
 
+if TYPE_CHECKING:
+    from agentic_core.protocols._checkpoint import CheckpointStore
+
 __all__ = [
     "check_keep_last",
     "checkpoint_order",
     "describe_validation_error",
     "dump_checkpoint_dict",
     "dump_checkpoint_json",
+    "latest_listed_checkpoint",
+    "select_checkpoints",
 ]
 
 
@@ -26,6 +32,38 @@ def checkpoint_order(metadata: CheckpointMetadata) -> tuple[int, datetime, str]:
     if created_at.tzinfo is None:
         created_at = created_at.replace(tzinfo=UTC)
     return (metadata.superstep, created_at, metadata.id)
+
+
+def select_checkpoints(
+    found: Iterable[CheckpointMetadata],
+    *,
+    run_id: str | None = None,
+    workflow_id: str | None = None,
+) -> list[CheckpointMetadata]:
+    """What ``CheckpointStore.list`` returns from the metadata a back-end found: those of
+    ``run_id`` and ``workflow_id`` (when given), in :func:`checkpoint_order`."""
+    selected = [
+        metadata
+        for metadata in found
+        if (run_id is None or metadata.run_id == run_id)
+        and (workflow_id is None or metadata.workflow_id == workflow_id)
+    ]
+    selected.sort(key=checkpoint_order)
+    return selected
+
+
+async def latest_listed_checkpoint(store: CheckpointStore, run_id: str) -> Checkpoint | None:
+    """``store.latest(run_id)`` for a back-end that lists: the run's checkpoint with the highest
+    superstep (newest on ties), or None.
+
+    An index entry whose checkpoint expired, or was saved again under another run meanwhile, is
+    passed over for the next one.
+    """
+    for metadata in reversed(await store.list(run_id=run_id)):
+        checkpoint = await store.load(metadata.id)
+        if checkpoint is not None and checkpoint.run_id == run_id:
+            return checkpoint
+    return None
 
 
 def check_keep_last(n: int) -> None:

@@ -22,9 +22,10 @@ from agentic_core._errors import CheckpointError
 from agentic_core.protocols._checkpoint import Checkpoint, CheckpointMetadata
 from agentic_core.stores._checkpoint_rules import (
     check_keep_last,
-    checkpoint_order,
     describe_validation_error,
     dump_checkpoint_dict,
+    latest_listed_checkpoint,
+    select_checkpoints,
 )
 
 if TYPE_CHECKING:
@@ -104,24 +105,16 @@ class StateStoreCheckpointStore:
         prefix = f"{self._prefix}/run/" if run_id is None else self._run_prefix(run_id)
         keys = await self._store.keys(prefix)
         values = await asyncio.gather(*(self._store.get(key) for key in keys))
-        found = [
-            metadata
+        found = (
+            _parse(CheckpointMetadata, value, key)
             for key, value in zip(keys, values, strict=True)
             if value is not None
-            for metadata in (_parse(CheckpointMetadata, value, key),)
-            if workflow_id is None or metadata.workflow_id == workflow_id
-        ]
-        found.sort(key=checkpoint_order)
-        return found
+        )
+        return select_checkpoints(found, workflow_id=workflow_id)
 
     async def latest(self, run_id: str) -> Checkpoint | None:
         """The run's checkpoint with the highest superstep (newest on ties), or None."""
-        for metadata in reversed(await self.list(run_id=run_id)):
-            checkpoint = await self.load(metadata.id)
-            # Skip an index entry whose checkpoint expired or moved to another run meanwhile.
-            if checkpoint is not None and checkpoint.run_id == run_id:
-                return checkpoint
-        return None
+        return await latest_listed_checkpoint(self, run_id)
 
     async def delete(self, checkpoint_id: str) -> bool:
         """Remove one checkpoint and its index entry; True if it existed."""
