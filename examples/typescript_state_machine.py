@@ -65,9 +65,9 @@ from agentic_orchestrator import (
     LLMGeneratorExecutor,
     TestValidatorExecutor,
     ValidationResult,
-    failed,
+    code_failed,
+    code_passed,
     install_typescript,
-    passed,
 )
 from agentic_sandbox import ProcessSandbox
 
@@ -328,9 +328,9 @@ def build_workflow(
         .add_edge(tests, assembler)
         .add_edge(impl, assembler)
         .add_edge(assembler, compile_)
-        .add_edge(compile_, test, condition=passed)
-        .add_edge(compile_, impl, condition=failed)  # feedback: the compiler's errors
-        .add_edge(test, impl, condition=failed)  # feedback: the failing tests
+        .add_edge(compile_, test, condition=code_passed)
+        .add_edge(compile_, impl, condition=code_failed)  # feedback: the compiler's errors
+        .add_edge(test, impl, condition=code_failed)  # feedback: the failing tests
         .add_edge(compile_, audit)
         .add_edge(test, audit)
         .build()

@@ -19,9 +19,9 @@ from typer.testing import CliRunner
 
 from agentic_core.testing import FunctionChatClient
 from agentic_orchestrator._cli import app
-from agentic_orchestrator._demo import run_demo
-from agentic_orchestrator._demo._party import PartyPlan, PartyRequest, party_workflow
-from agentic_orchestrator._demo._scripted import scripted_demo_client
+from agentic_orchestrator._cli._demo._party import PartyPlan, PartyRequest, party_workflow
+from agentic_orchestrator._cli._demo._run import run_demo
+from agentic_orchestrator._cli._demo._scripted import scripted_demo_client
 
 pytestmark = pytest.mark.slow
 

@@ -14,10 +14,10 @@ import pytest
 
 from agentic_core.testing import ScriptedChatClient
 from agentic_orchestrator import (
-    AgentConfig,
     ExecutionMode,
     ResultStatus,
     TaskAgent,
+    TaskAgentConfig,
     TaskPayload,
 )
 from agentic_sandbox import ProcessSandbox
@@ -54,7 +54,7 @@ async def test_each_mode_with_a_real_sandbox(
     sandbox: ProcessSandbox, mode: ExecutionMode, action: str, reply: str, executed: bool
 ) -> None:
     agent = TaskAgent(
-        AgentConfig(name="coder", execution_mode=mode), ScriptedChatClient([reply]), sandbox
+        TaskAgentConfig(name="coder", execution_mode=mode), ScriptedChatClient([reply]), sandbox
     )
     await agent.start()
     result = await agent.execute_task(TaskPayload(action=action))
@@ -69,7 +69,7 @@ async def test_each_mode_with_a_real_sandbox(
 
 async def test_a_failing_program_in_a_real_sandbox(sandbox: ProcessSandbox) -> None:
     agent = TaskAgent(
-        AgentConfig(name="coder", execution_mode=ExecutionMode.ALWAYS),
+        TaskAgentConfig(name="coder", execution_mode=ExecutionMode.ALWAYS),
         ScriptedChatClient([BROKEN]),
         sandbox,
     )

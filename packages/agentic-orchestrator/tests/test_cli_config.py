@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from agentic_core.testing import ScriptedChatClient
+from agentic_orchestrator import AgentSpec
 from agentic_orchestrator._cli import app
 from agentic_orchestrator._cli._config import key_lines, load_run_config
 from agentic_orchestrator._cli._errors import ConfigError
@@ -145,6 +147,19 @@ def test_a_good_file_loads_with_its_models_and_pattern(tmp_path: Path) -> None:
     assert loaded.config.models == {"fast": SCRIPTED}
     assert loaded.config.participants() == ["writer", "editor"]
     assert loaded.config.pattern.type == "sequential"
+
+
+def test_an_agents_table_is_an_agent_spec(tmp_path: Path) -> None:
+    writer = load_run_config(write(tmp_path, GOOD)).config.agents[0]
+    assert isinstance(writer, AgentSpec)
+    agent = writer.build(chat_client=ScriptedChatClient(["hi"]))
+    assert (agent.name, agent.instructions) == ("writer", "Writer. Draft.")
+
+
+def test_a_model_table_inside_an_agent_is_refused_at_its_key(tmp_path: Path) -> None:
+    text = GOOD.replace('model = "fast"\n\n[[', 'model = { provider = "openai" }\n\n[[', 1)
+    message = run_error(tmp_path, text)
+    assert "agentic.toml:9: agents[0].model: Input should be a valid string" in message
 
 
 def test_config_errors_are_typed_with_their_parts(tmp_path: Path) -> None:

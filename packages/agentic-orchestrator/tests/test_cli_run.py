@@ -123,6 +123,16 @@ def test_an_unknown_runtime_scheme_is_a_clear_error(tmp_path: Path) -> None:
     assert "--runtime zmq://x: no 'zmq' runtime installed (installed: nats)" in result.stderr
 
 
+def test_a_runtime_url_token_never_reaches_the_error(tmp_path: Path) -> None:
+    token = "s3cr3tT0ken"  # noqa: S105 - a made-up token to look for
+    result = invoke(
+        "run", config(tmp_path), "tea", "--model", SCRIPTED, "--runtime", f"zmq://{token}@x"
+    )
+    assert result.exit_code == 2
+    assert "--runtime zmq://***@x: no 'zmq' runtime installed" in result.stderr
+    assert token not in result.output
+
+
 def test_a_run_over_its_superstep_budget_fails_without_a_traceback(tmp_path: Path) -> None:
     result = invoke("run", config(tmp_path), "tea", "--model", SCRIPTED, "--max-supersteps", "1")
     assert result.exit_code == 1

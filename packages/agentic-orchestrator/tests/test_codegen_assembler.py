@@ -18,7 +18,7 @@ from agentic_orchestrator import (
     CodeTask,
     GeneratedCode,
 )
-from agentic_orchestrator._codegen_assembler import assemble
+from agentic_orchestrator._codegen._assembler import assemble
 
 
 def part(name: str, code: str, *, role: str = "code", tests: str = "") -> GeneratedCode:

@@ -18,7 +18,7 @@ from agentic_core import (
 )
 from agentic_core.testing import ScriptedChatClient
 from agentic_orchestrator import CodePlan, CodePlanError, CodeTask, Subtask, TaskDecomposer
-from agentic_orchestrator._codegen_decomposer import ordered_subtasks, plan_problems
+from agentic_orchestrator._codegen._decomposer import ordered_subtasks, plan_problems
 
 GOOD = json.dumps(
     {

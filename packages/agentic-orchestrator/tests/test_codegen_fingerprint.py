@@ -9,11 +9,15 @@ from agentic_orchestrator import (
     AssembledCode,
     ErrorFingerprinter,
     ValidationResult,
-    failed,
-    is_simple,
-    passed,
+    code_failed,
+    code_passed,
+    repair_is_simple,
 )
-from agentic_orchestrator._codegen_fingerprint import classify_errors, error_fingerprint, error_kind
+from agentic_orchestrator._codegen._fingerprint import (
+    classify_errors,
+    error_fingerprint,
+    error_kind,
+)
 
 SOURCE = AssembledCode(language="python", code="x = (")
 
@@ -119,8 +123,8 @@ async def test_the_executor_annotates_and_a_repeat_becomes_complex() -> None:
     a, b, c = result.outputs
     assert a.fingerprint == b.fingerprint is not None
     assert (a.severity, b.severity) == ("simple", "complex")
-    assert is_simple(a)
-    assert not is_simple(b)
-    assert failed(b)
+    assert repair_is_simple(a)
+    assert not repair_is_simple(b)
+    assert code_failed(b)
     assert c.fingerprint is None
-    assert passed(c)
+    assert code_passed(c)

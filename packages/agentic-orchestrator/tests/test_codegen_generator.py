@@ -28,7 +28,7 @@ from agentic_orchestrator import (
     LLMGeneratorExecutor,
     ValidationResult,
 )
-from agentic_orchestrator._codegen_prompt import build_prompt, extract_generated_code
+from agentic_orchestrator._codegen._prompt import build_prompt, extract_generated_code
 
 
 def fenced(code: str, label: str = "python") -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agentic_orchestrator._codegen_node import (
+from agentic_orchestrator._codegen._node import (
     SHIMS_FILE,
     node_test_program,
     parse_tap,

@@ -57,7 +57,7 @@ async def test_compiling_code_is_sent_on_as_assembled_code() -> None:
     sandbox = SubprocessSandbox()
     out = await check(CompileValidatorExecutor(sandbox), program(GOOD))
     assert out == program(GOOD)
-    language, files = sandbox.runs[0]
+    language, files = sandbox.calls[0].language, sandbox.calls[0].files
     assert language == "python"
     assert set(files) == {"solution.py", "test_solution.py"}
 

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from agentic_core import (
+    BoundedMemo,
     ChatAgent,
     ChatMessage,
     ChatOptions,
@@ -16,14 +17,12 @@ from agentic_core import (
     WorkflowExecutionError,
     WorkflowRunState,
 )
-from agentic_core.agents import _agent_executor
 from agentic_core.testing import FunctionChatClient, ScriptedChatClient
 from agentic_orchestrator import (
     GroupChatBuilder,
     GroupChatState,
     OrchestrationConfigError,
     SpeakerSelectionError,
-    _group_chat,
     any_termination,
     keyword_termination,
     llm_selector,
@@ -317,8 +316,7 @@ async def test_checkpointed_group_chat_resumes_to_the_same_conversation(
     ).build()
     full = await workflow.run("go")
     if fresh_process:  # a process that never wrote these states: it parses them
-        _group_chat._RECENT.clear()  # pyright: ignore[reportPrivateUsage]
-        _agent_executor._RECENT.clear()  # pyright: ignore[reportPrivateUsage]
+        BoundedMemo.clear_all()
     resumed = await resume_from_middle(workflow, full, store)
     assert resumed.status is WorkflowRunState.COMPLETED
     assert spoken_lines(resumed.outputs[0]) == spoken_lines(full.outputs[0])

@@ -9,6 +9,8 @@ import pytest
 from agentic_core import ChatAgent, ChatMessage, ChatOptions, InMemoryCheckpointStore
 from agentic_core.testing import FunctionChatClient
 from agentic_orchestrator import (
+    DagResult,
+    DagWorkflow,
     DependencyCycleError,
     OrchestrationConfigError,
     Orchestrator,
@@ -16,8 +18,6 @@ from agentic_orchestrator import (
     ResultPayload,
     ResultStatus,
     TaskPayload,
-    Workflow,
-    WorkflowResult,
     WorkflowStep,
 )
 
@@ -54,7 +54,7 @@ def step(agent: str, action: str, *deps: str, **inputs: object) -> WorkflowStep:
 async def test_a_dag_runs_in_dependency_order_with_inputs_from_earlier_steps() -> None:
     orch, workers = orchestrator("coder", "tester", "reviewer")
     result = await orch.execute(
-        Workflow(
+        DagWorkflow(
             name="ship",
             steps=[
                 step("coder", "generate", spec="fizzbuzz"),
@@ -76,7 +76,9 @@ async def test_a_dag_runs_in_dependency_order_with_inputs_from_earlier_steps() -
 async def test_a_failed_step_makes_the_run_partial_and_skips_its_dependents() -> None:
     orch, workers = orchestrator("a", "b", "c")
     result = await orch.execute(
-        Workflow(steps=[step("a", "fail now"), step("b", "use", "a:fail now"), step("c", "solo")])
+        DagWorkflow(
+            steps=[step("a", "fail now"), step("b", "use", "a:fail now"), step("c", "solo")]
+        )
     )
     assert result.status is ResultStatus.PARTIAL
     assert result.results["a:fail now"].error == "a cannot"
@@ -89,7 +91,7 @@ async def test_a_failed_step_makes_the_run_partial_and_skips_its_dependents() ->
 
 async def test_all_failed_is_failure() -> None:
     orch, _ = orchestrator("a")
-    result = await orch.execute(Workflow(steps=[step("a", "fail")]))
+    result = await orch.execute(DagWorkflow(steps=[step("a", "fail")]))
     assert result.status is ResultStatus.FAILURE
 
 
@@ -110,7 +112,7 @@ async def test_ready_steps_run_in_parallel() -> None:
     orch = Orchestrator()
     orch.register_agent(Meeting("left", "right"))
     orch.register_agent(Meeting("right", "left"))
-    result = await orch.execute(Workflow(steps=[step("left", "meet"), step("right", "meet")]))
+    result = await orch.execute(DagWorkflow(steps=[step("left", "meet"), step("right", "meet")]))
     assert result.status is ResultStatus.SUCCESS
 
 
@@ -136,17 +138,19 @@ async def test_max_parallel_bounds_concurrent_steps() -> None:
         orch.register_agent(Counted(name))
     steps = [step(name, "work") for name in ("a", "b", "c", "d")]
     assert (
-        await orch.execute(Workflow(steps=steps), max_parallel=1)
+        await orch.execute(DagWorkflow(steps=steps), max_parallel=1)
     ).status is ResultStatus.SUCCESS
     assert peak == 1
     peak = 0
-    await orch.execute(Workflow(steps=steps), max_parallel=4)
+    await orch.execute(DagWorkflow(steps=steps), max_parallel=4)
     assert peak == 4
 
 
 def test_a_cycle_is_named_before_anything_runs() -> None:
     orch, workers = orchestrator("a", "b", "c")
-    workflow = Workflow(steps=[step("a", "x", "c:z"), step("b", "y", "a:x"), step("c", "z", "b:y")])
+    workflow = DagWorkflow(
+        steps=[step("a", "x", "c:z"), step("b", "y", "a:x"), step("c", "z", "b:y")]
+    )
     with pytest.raises(DependencyCycleError, match=r"circle: a:x -> b:y -> c:z -> a:x \("):
         orch.build_workflow(workflow)
     assert all(not w.tasks for w in workers.values())
@@ -155,7 +159,7 @@ def test_a_cycle_is_named_before_anything_runs() -> None:
 def test_a_step_depending_on_itself_is_a_cycle() -> None:
     orch, _ = orchestrator("a")
     with pytest.raises(DependencyCycleError, match=r"circle: a:x -> a:x"):
-        orch.build_workflow(Workflow(steps=[step("a", "x", "a:x")]))
+        orch.build_workflow(DagWorkflow(steps=[step("a", "x", "a:x")]))
 
 
 def test_long_chains_are_checked_without_hitting_the_recursion_limit() -> None:
@@ -164,10 +168,10 @@ def test_long_chains_are_checked_without_hitting_the_recursion_limit() -> None:
         WorkflowStep(agent="a", action="x", id=f"s{i}", depends_on=[f"s{i - 1}"])
         for i in range(1, 3000)
     ]
-    Workflow(steps=chain).check()
+    DagWorkflow(steps=chain).check()
     chain[0] = WorkflowStep(agent="a", action="x", id="s0", depends_on=["s2999"])
     with pytest.raises(DependencyCycleError, match=r"s0 -> s1 -> s2 -> "):
-        Workflow(steps=chain).check()
+        DagWorkflow(steps=chain).check()
 
 
 @pytest.mark.parametrize(
@@ -191,13 +195,13 @@ def test_bad_workflows_are_typed_errors_naming_the_culprit(
 ) -> None:
     orch, _ = orchestrator("a")
     with pytest.raises(OrchestrationConfigError, match=match):
-        orch.build_workflow(Workflow(steps=steps))
+        orch.build_workflow(DagWorkflow(steps=steps))
 
 
 async def test_a_missing_input_key_fails_the_step_naming_it() -> None:
     orch, _ = orchestrator("a", "b")
     result = await orch.execute(
-        Workflow(steps=[step("a", "x"), step("b", "y", "a:x", v="{{a:x.missing}}")])
+        DagWorkflow(steps=[step("a", "x"), step("b", "y", "a:x", v="{{a:x.missing}}")])
     )
     assert result.status is ResultStatus.PARTIAL
     assert result.results["b:y"].error == (
@@ -252,7 +256,7 @@ async def test_a_checkpointed_dag_resumes_to_the_same_result() -> None:
     orch, workers = orchestrator("a", "b", "c")
     store = InMemoryCheckpointStore()
     graph = orch.build_workflow(
-        Workflow(steps=[step("a", "x"), step("b", "y", "a:x"), step("c", "z", "b:y")]),
+        DagWorkflow(steps=[step("a", "x"), step("b", "y", "a:x"), step("c", "z", "b:y")]),
         checkpoint_store=store,
     )
     full = await graph.run(None)
@@ -260,7 +264,7 @@ async def test_a_checkpointed_dag_resumes_to_the_same_result() -> None:
     middle = history[len(history) // 2]
     resumed = await graph.run(checkpoint_id=middle.id, checkpoint_store=store)
     first, again = full.outputs[0], resumed.outputs[0]
-    assert isinstance(again, WorkflowResult)
+    assert isinstance(again, DagResult)
     assert again.status is first.status is ResultStatus.SUCCESS
     assert {k: r.result for k, r in again.results.items()} == {
         k: r.result for k, r in first.results.items()
@@ -271,7 +275,7 @@ async def test_a_checkpointed_dag_resumes_to_the_same_result() -> None:
 async def test_references_read_step_ids_with_spaces_and_dots() -> None:
     orch, workers = orchestrator("a", "b")
     result = await orch.execute(
-        Workflow(
+        DagWorkflow(
             steps=[
                 step("a", "run tests"),
                 WorkflowStep(agent="a", action="x", id="v1.2"),
@@ -298,7 +302,7 @@ async def test_references_read_step_ids_with_spaces_and_dots() -> None:
 async def test_a_step_with_several_dependencies_waits_for_all_and_sees_each() -> None:
     orch, workers = orchestrator("a", "b", "c", "d")
     result = await orch.execute(
-        Workflow(
+        DagWorkflow(
             steps=[
                 step("a", "x"),
                 step("b", "y", "a:x"),
@@ -325,7 +329,7 @@ async def test_a_timed_out_step_fails_its_dependents_are_skipped_and_the_run_end
     orch, _ = orchestrator("ok", "after")
     orch.register_agent(Hanging())
     result = await orch.execute(
-        Workflow(steps=[step("hang", "x"), step("after", "y", "hang:x"), step("ok", "z")]),
+        DagWorkflow(steps=[step("hang", "x"), step("after", "y", "hang:x"), step("ok", "z")]),
         timeout_s=0.05,
     )
     assert result.status is ResultStatus.PARTIAL
@@ -338,7 +342,7 @@ async def test_a_timed_out_step_fails_its_dependents_are_skipped_and_the_run_end
 async def test_step_times_lie_within_the_run_and_total_time_is_its_wall_span() -> None:
     orch, _ = orchestrator("a", "b", "c")
     result = await orch.execute(
-        Workflow(steps=[step("a", "x"), step("b", "y", "a:x"), step("c", "z")])
+        DagWorkflow(steps=[step("a", "x"), step("b", "y", "a:x"), step("c", "z")])
     )
     for outcome in result.results.values():
         assert result.started_at <= outcome.started_at <= outcome.finished_at
@@ -350,7 +354,7 @@ async def test_step_times_lie_within_the_run_and_total_time_is_its_wall_span() -
 
 def test_a_built_graph_runs_in_several_event_loops_each_with_its_own_limit() -> None:
     orch, _ = orchestrator("a", "b")
-    graph = orch.build_workflow(Workflow(steps=[step("a", "x"), step("b", "y")]), max_parallel=1)
+    graph = orch.build_workflow(DagWorkflow(steps=[step("a", "x"), step("b", "y")]), max_parallel=1)
     for _ in range(2):
         run = asyncio.run(graph.run(None))
         assert run.outputs[0].status is ResultStatus.SUCCESS
@@ -358,7 +362,7 @@ def test_a_built_graph_runs_in_several_event_loops_each_with_its_own_limit() -> 
 
 async def test_a_built_graph_keeps_its_agents_after_they_are_unregistered() -> None:
     orch, workers = orchestrator("a")
-    graph = orch.build_workflow(Workflow(steps=[step("a", "x")]))
+    graph = orch.build_workflow(DagWorkflow(steps=[step("a", "x")]))
     assert orch.unregister_agent("a")
     run = await graph.run(None)
     assert run.outputs[0].status is ResultStatus.SUCCESS
@@ -367,7 +371,7 @@ async def test_a_built_graph_keeps_its_agents_after_they_are_unregistered() -> N
 
 async def test_bad_limits_are_refused_before_anything_runs() -> None:
     orch, workers = orchestrator("a")
-    workflow = Workflow(steps=[step("a", "x")])
+    workflow = DagWorkflow(steps=[step("a", "x")])
     with pytest.raises(OrchestrationConfigError, match="max_parallel must be >= 1, got 0"):
         await orch.execute(workflow, max_parallel=0)
     with pytest.raises(OrchestrationConfigError, match="a timeout must be > 0 s, got -1"):
@@ -381,7 +385,7 @@ async def test_execute_checkpoints_every_superstep_of_the_run() -> None:
     orch, _ = orchestrator("a", "b")
     store = InMemoryCheckpointStore()
     result = await orch.execute(
-        Workflow(steps=[step("a", "x"), step("b", "y", "a:x")]), checkpoint_store=store
+        DagWorkflow(steps=[step("a", "x"), step("b", "y", "a:x")]), checkpoint_store=store
     )
     saved = await store.list(run_id=result.workflow_id)
     assert len(saved) == 4  # start, a, b, collector

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
-from typing import Any, Self
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -16,14 +15,14 @@ from agentic_core import (
     ExecutionResult,
     WorkflowBuilder,
 )
-from agentic_core.testing import FunctionChatClient, ScriptedChatClient
+from agentic_core.testing import FunctionChatClient, ScriptedChatClient, ScriptedSandbox
 from agentic_orchestrator import (
-    AgentConfig,
     AgentStatus,
     ExecutionMode,
     OrchestratorError,
     ResultStatus,
     TaskAgent,
+    TaskAgentConfig,
     TaskPayload,
 )
 from agentic_orchestrator._code_blocks import extract_code, should_execute
@@ -31,51 +30,17 @@ from agentic_orchestrator._code_blocks import extract_code, should_execute
 CODE_REPLY = "Here you go:\n```python\nprint(6 * 7)\n```\n"
 
 
-class FakeSandbox:
-    """A core Sandbox that records what it was asked to run and answers as told."""
-
-    def __init__(self, *, exit_code: int = 0, stdout: str = "42\n", ready: bool = True) -> None:
-        self.runs: list[tuple[str, str]] = []
-        self.exit_code = exit_code
-        self.stdout = stdout
-        self.ready = ready
-        self.stopped = False
-
-    async def execute(
-        self,
-        code: str,
-        *,
-        language: str = "python",
-        timeout_s: float | None = None,
-        files: Mapping[str, str | bytes] | None = None,
-        env: Mapping[str, str] | None = None,
-    ) -> ExecutionResult:
-        self.runs.append((language, code))
-        return ExecutionResult(
-            exit_code=self.exit_code,
-            stdout=self.stdout if self.exit_code == 0 else "",
-            stderr="" if self.exit_code == 0 else "NameError: name 'x' is not defined",
-            duration_s=0.01,
-        )
-
-    async def is_ready(self) -> bool:
-        return self.ready
-
-    async def stop(self) -> None:
-        self.stopped = True
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.stop()
+NAME_ERROR = ExecutionResult(
+    exit_code=1, stdout="", stderr="NameError: name 'x' is not defined", duration_s=0.01
+)
+"""What the sandbox answers for a program that fails."""
 
 
 def agent(
     mode: ExecutionMode, reply: str = CODE_REPLY, sandbox: Any = None, **config: Any
 ) -> TaskAgent:
     return TaskAgent(
-        AgentConfig(name="coder", execution_mode=mode, **config),
+        TaskAgentConfig(name="coder", execution_mode=mode, **config),
         ScriptedChatClient([reply] * 5),
         sandbox,
     )
@@ -100,11 +65,12 @@ def agent(
 async def test_each_execution_mode_decides_as_the_seeds_say(
     mode: ExecutionMode, action: str, reply: str, runs: bool
 ) -> None:
-    sandbox = FakeSandbox()
+    sandbox = ScriptedSandbox(["42\n"])
     result = await agent(mode, reply, sandbox).execute_task(TaskPayload(action=action))
     assert result.status is ResultStatus.SUCCESS
     assert result.data["executed"] is runs
-    assert sandbox.runs == ([("python", "print(6 * 7)\n")] if runs else [])
+    ran = [(call.language, call.code) for call in sandbox.calls]
+    assert ran == ([("python", "print(6 * 7)\n")] if runs else [])
     if runs:
         assert result.data["output"] == "42\n"
     else:
@@ -126,7 +92,7 @@ def test_code_extraction() -> None:
 
 
 async def test_a_failing_program_is_a_failure_with_its_stderr() -> None:
-    result = await agent(ExecutionMode.ALWAYS, sandbox=FakeSandbox(exit_code=1)).execute_task(
+    result = await agent(ExecutionMode.ALWAYS, sandbox=ScriptedSandbox([NAME_ERROR])).execute_task(
         TaskPayload(action="run")
     )
     assert result.status is ResultStatus.FAILURE
@@ -150,7 +116,7 @@ async def test_a_model_that_fails_is_retried_then_a_failure_result() -> None:
             raise ConnectionError("provider down")
         return "All good, no code needed."
 
-    coder = TaskAgent(AgentConfig(name="c", max_retries=2), FunctionChatClient(flaky))
+    coder = TaskAgent(TaskAgentConfig(name="c", max_retries=2), FunctionChatClient(flaky))
     result = await coder.execute_task(TaskPayload(action="explain"))
     assert result.status is ResultStatus.SUCCESS
     assert calls == 3
@@ -158,7 +124,7 @@ async def test_a_model_that_fails_is_retried_then_a_failure_result() -> None:
     def down(messages: list[ChatMessage], options: ChatOptions | None) -> str:
         raise ConnectionError("provider down")
 
-    broken = TaskAgent(AgentConfig(name="b", max_retries=1), FunctionChatClient(down))
+    broken = TaskAgent(TaskAgentConfig(name="b", max_retries=1), FunctionChatClient(down))
     failed = await broken.execute_task(TaskPayload(action="explain"))
     assert failed.status is ResultStatus.FAILURE
     assert failed.error == "task agent 'b': the model failed: ConnectionError: provider down"
@@ -169,7 +135,7 @@ async def test_the_whole_task_is_bounded_by_timeout_s() -> None:
         await asyncio.Event().wait()
         return "never"
 
-    coder = TaskAgent(AgentConfig(name="slow", timeout_s=0.05), FunctionChatClient(slow))
+    coder = TaskAgent(TaskAgentConfig(name="slow", timeout_s=0.05), FunctionChatClient(slow))
     result = await coder.execute_task(TaskPayload(action="run"))
     assert result.status is ResultStatus.FAILURE
     assert result.error == "task agent 'slow': timed out after 0.05 s"
@@ -179,7 +145,9 @@ async def test_the_whole_task_is_bounded_by_timeout_s() -> None:
 async def test_the_prompt_holds_the_task_and_the_mode_rule() -> None:
     client = ScriptedChatClient(["ok"])
     coder = TaskAgent(
-        AgentConfig(name="c", system_prompt="You write Python.", execution_mode=ExecutionMode.AUTO),
+        TaskAgentConfig(
+            name="c", system_prompt="You write Python.", execution_mode=ExecutionMode.AUTO
+        ),
         client,
     )
     await coder.execute_task(
@@ -197,11 +165,11 @@ async def test_the_prompt_holds_the_task_and_the_mode_rule() -> None:
 
 
 async def test_state_and_metrics_count_tasks_time_and_tokens() -> None:
-    sandbox = FakeSandbox()
+    sandbox = ScriptedSandbox(["42\n"])
     coder = agent(ExecutionMode.ALWAYS, sandbox=sandbox)
     await coder.start()
     await coder.execute_task(TaskPayload(action="run"))
-    coder.sandbox = FakeSandbox(exit_code=1)
+    coder.sandbox = ScriptedSandbox([NAME_ERROR])
     await coder.execute_task(TaskPayload(action="run"))
     metrics, state = coder.get_metrics(), coder.get_state()
     assert (metrics.total_tasks, metrics.successful_tasks, metrics.failed_tasks) == (2, 1, 1)
@@ -214,7 +182,7 @@ async def test_state_and_metrics_count_tasks_time_and_tokens() -> None:
 
 
 async def test_start_checks_the_model_and_the_sandbox_and_stop_stops_it() -> None:
-    sandbox = FakeSandbox(ready=False)
+    sandbox = ScriptedSandbox([], ready=False)
     with pytest.raises(OrchestratorError, match="sandbox is not ready"):
         await agent(ExecutionMode.TASK, sandbox=sandbox).start()
     await agent(ExecutionMode.NEVER, sandbox=sandbox).start()  # NEVER needs no sandbox
@@ -224,9 +192,9 @@ async def test_start_checks_the_model_and_the_sandbox_and_stop_stops_it() -> Non
             return False
 
     with pytest.raises(OrchestratorError, match="not available"):
-        await TaskAgent(AgentConfig(name="d"), Down([])).start()
+        await TaskAgent(TaskAgentConfig(name="d"), Down([])).start()
 
-    ready = FakeSandbox()
+    ready = ScriptedSandbox([])
     coder = agent(ExecutionMode.TASK, sandbox=ready)
     await coder.start()
     await coder.stop()
@@ -238,17 +206,17 @@ async def test_start_checks_the_model_and_the_sandbox_and_stop_stops_it() -> Non
 
 def test_config_is_validated() -> None:
     with pytest.raises(ValidationError):
-        AgentConfig(name="")
+        TaskAgentConfig(name="")
     with pytest.raises(ValidationError):
-        AgentConfig(name="x", timeout_s=0)
+        TaskAgentConfig(name="x", timeout_s=0)
     with pytest.raises(ValidationError):
-        AgentConfig(name="x", max_retries=-1)
+        TaskAgentConfig(name="x", max_retries=-1)
     with pytest.raises(ValidationError):
-        AgentConfig(name="x", bogus=1)  # type: ignore[call-arg]
+        TaskAgentConfig(name="x", bogus=1)  # type: ignore[call-arg]
 
 
 async def test_a_task_agent_is_a_core_agent_in_a_workflow() -> None:
-    sandbox = FakeSandbox(stdout="7\n")
+    sandbox = ScriptedSandbox(["7\n"])
     coder = agent(ExecutionMode.TASK, sandbox=sandbox)
     workflow = (
         WorkflowBuilder()
@@ -269,14 +237,14 @@ async def test_a_task_agent_is_a_core_agent_in_a_workflow() -> None:
 
 
 async def test_run_executes_a_task_payload_as_given() -> None:
-    sandbox = FakeSandbox(stdout="42\n")
+    sandbox = ScriptedSandbox(["42\n", "42\n"])  # run, then run_stream
     coder = agent(ExecutionMode.TASK, sandbox=sandbox)
     thread = coder.get_new_thread()
     task = TaskPayload(action="run", spec="print 6 * 7", constraints=["no imports"])
     response = await coder.run(task, thread=thread)
     assert response.text == "42\n"
     assert response.value.status is ResultStatus.SUCCESS
-    assert sandbox.runs == [("python", "print(6 * 7)\n")]
+    assert [(call.language, call.code) for call in sandbox.calls] == [("python", "print(6 * 7)\n")]
     asked = [m.text for m in await thread.list_messages()]
     assert asked == [task.to_prompt(), "42\n"]
     updates = [u async for u in coder.run_stream(task)]
@@ -288,7 +256,7 @@ async def test_run_executes_a_task_payload_as_given() -> None:
     [({"action": "run"}, "dict"), (["run it"], "holding str"), (42, "int")],
 )
 async def test_run_refuses_other_types_pointing_to_execute_task(given: Any, named: str) -> None:
-    coder = agent(ExecutionMode.TASK, sandbox=FakeSandbox())
+    coder = agent(ExecutionMode.TASK, sandbox=ScriptedSandbox([]))
     with pytest.raises(TypeError) as raised:
         await coder.run(given)
     message = str(raised.value)

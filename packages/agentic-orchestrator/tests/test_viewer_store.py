@@ -9,8 +9,15 @@ from pathlib import Path
 
 import httpx
 import pytest
+import structlog
 
-from agentic_core import Checkpoint, CheckpointMetadata, FileCheckpointStore, StorageError
+from agentic_core import (
+    Checkpoint,
+    CheckpointMetadata,
+    FileCheckpointStore,
+    StorageError,
+    registry,
+)
 from agentic_orchestrator import RunViewer
 
 from ._viewer_flows import approval, settled, shouting
@@ -185,3 +192,32 @@ async def test_a_corrupt_checkpoint_is_a_500_naming_the_source(
 
     assert response.status_code == 500
     assert str(directory) in response.json()["error"]
+
+
+async def test_a_token_in_a_store_url_shows_neither_in_the_errors_nor_in_the_log(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    token = "s3cr3t-nats-token"  # noqa: S105 - a fake secret
+    opened: list[str] = []
+
+    def unreachable(url: str) -> UnreachableStore:
+        opened.append(url)
+        return UnreachableStore()
+
+    def load(group: str, name: str) -> object:
+        assert (group, name) == ("agentic.checkpoint_stores", "nats")
+        return unreachable
+
+    monkeypatch.setattr(registry, "load", load)
+    viewer = RunViewer(checkpoint_store=f"nats://{token}@127.0.0.1:1")
+    with structlog.testing.capture_logs() as logs:
+        async with client_of(viewer) as client:
+            listing = (await client.get("/api/runs")).json()
+    await viewer.aclose()
+
+    assert opened == [f"nats://{token}@127.0.0.1:1"]  # the store itself gets the token
+    [error] = listing["errors"]
+    assert "nats://***@127.0.0.1:1" in error
+    [warning] = [line for line in logs if line["event"] == "viewer.source_failed"]
+    assert warning["source"] == "nats://***@127.0.0.1:1"
+    assert token not in f"{listing} {logs}"

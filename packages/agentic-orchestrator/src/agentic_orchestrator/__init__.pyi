@@ -1,3 +1,4 @@
+# Earlier names stay exported as aliases ("# = NewName"): the same object as the new name.
 from agentic_core import Artifact as Artifact
 
 # --- DelegatingAgent and AgentSpec
@@ -5,39 +6,44 @@ from agentic_orchestrator._agent_spec import AgentSpec as AgentSpec
 from agentic_orchestrator._agent_spec import ModelSpec as ModelSpec
 from agentic_orchestrator._agent_spec import load_agent_specs as load_agent_specs
 
-# --- code generation
-from agentic_orchestrator._codegen_arbiter import Arbiter as Arbiter
-from agentic_orchestrator._codegen_arbiter import ArbiterDecisionEvent as ArbiterDecisionEvent
-from agentic_orchestrator._codegen_assembler import CodeAssemblerExecutor as CodeAssemblerExecutor
-from agentic_orchestrator._codegen_decomposer import CodePlan as CodePlan
-from agentic_orchestrator._codegen_decomposer import Subtask as Subtask
-from agentic_orchestrator._codegen_decomposer import TaskDecomposer as TaskDecomposer
-from agentic_orchestrator._codegen_fingerprint import ErrorFingerprinter as ErrorFingerprinter
-from agentic_orchestrator._codegen_generator import LLMGeneratorExecutor as LLMGeneratorExecutor
-from agentic_orchestrator._codegen_loop import code_loop as code_loop
-from agentic_orchestrator._codegen_models import CODEGEN_PARTS_KEY as CODEGEN_PARTS_KEY
-from agentic_orchestrator._codegen_models import AssembledCode as AssembledCode
-from agentic_orchestrator._codegen_models import CodeGenResult as CodeGenResult
-from agentic_orchestrator._codegen_models import CodeTask as CodeTask
-from agentic_orchestrator._codegen_models import CodeValidatedEvent as CodeValidatedEvent
-from agentic_orchestrator._codegen_models import GeneratedCode as GeneratedCode
-from agentic_orchestrator._codegen_models import ValidationResult as ValidationResult
-from agentic_orchestrator._codegen_models import failed as failed
-from agentic_orchestrator._codegen_models import is_simple as is_simple
-from agentic_orchestrator._codegen_models import passed as passed
-from agentic_orchestrator._codegen_validators import (
+# --- code generation (and the TypeScript toolchain)
+from agentic_orchestrator._codegen._arbiter import Arbiter as Arbiter
+from agentic_orchestrator._codegen._arbiter import ArbiterDecisionEvent as ArbiterDecisionEvent
+from agentic_orchestrator._codegen._assembler import CodeAssemblerExecutor as CodeAssemblerExecutor
+from agentic_orchestrator._codegen._decomposer import CodePlan as CodePlan
+from agentic_orchestrator._codegen._decomposer import Subtask as Subtask
+from agentic_orchestrator._codegen._decomposer import TaskDecomposer as TaskDecomposer
+from agentic_orchestrator._codegen._fingerprint import ErrorFingerprinter as ErrorFingerprinter
+from agentic_orchestrator._codegen._generator import LLMGeneratorExecutor as LLMGeneratorExecutor
+from agentic_orchestrator._codegen._loop import code_loop as code_loop
+from agentic_orchestrator._codegen._models import CODEGEN_PARTS_KEY as CODEGEN_PARTS_KEY
+from agentic_orchestrator._codegen._models import AssembledCode as AssembledCode
+from agentic_orchestrator._codegen._models import CodeGenResult as CodeGenResult
+from agentic_orchestrator._codegen._models import CodeTask as CodeTask
+from agentic_orchestrator._codegen._models import CodeValidatedEvent as CodeValidatedEvent
+from agentic_orchestrator._codegen._models import GeneratedCode as GeneratedCode
+from agentic_orchestrator._codegen._models import ValidationResult as ValidationResult
+from agentic_orchestrator._codegen._models import code_failed as code_failed
+from agentic_orchestrator._codegen._models import code_passed as code_passed
+from agentic_orchestrator._codegen._models import failed as failed  # = code_failed
+from agentic_orchestrator._codegen._models import is_simple as is_simple  # = repair_is_simple
+from agentic_orchestrator._codegen._models import passed as passed  # = code_passed
+from agentic_orchestrator._codegen._models import repair_is_simple as repair_is_simple
+from agentic_orchestrator._codegen._typescript import ToolchainError as ToolchainError
+from agentic_orchestrator._codegen._typescript import install_typescript as install_typescript
+from agentic_orchestrator._codegen._validators import (
     CompileValidatorExecutor as CompileValidatorExecutor,
 )
-from agentic_orchestrator._codegen_validators import TestValidatorExecutor as TestValidatorExecutor
+from agentic_orchestrator._codegen._validators import TestValidatorExecutor as TestValidatorExecutor
 
-# --- patterns
+# --- patterns, the DAG Orchestrator, errors
 from agentic_orchestrator._concurrent import ConcurrentBuilder as ConcurrentBuilder
 from agentic_orchestrator._concurrent import ParticipantResult as ParticipantResult
-
-# --- Orchestrator (DAG)
+from agentic_orchestrator._dag import DagResult as DagResult
+from agentic_orchestrator._dag import DagWorkflow as DagWorkflow
 from agentic_orchestrator._dag import StepResult as StepResult
-from agentic_orchestrator._dag import Workflow as Workflow
-from agentic_orchestrator._dag import WorkflowResult as WorkflowResult
+from agentic_orchestrator._dag import Workflow as Workflow  # = DagWorkflow
+from agentic_orchestrator._dag import WorkflowResult as WorkflowResult  # = DagResult
 from agentic_orchestrator._dag import WorkflowStep as WorkflowStep
 from agentic_orchestrator._delegating import DelegatingAgent as DelegatingAgent
 from agentic_orchestrator._errors import CodeGenerationError as CodeGenerationError
@@ -67,19 +73,16 @@ from agentic_orchestrator._selectors import smart_selector as smart_selector
 from agentic_orchestrator._sequential import SequentialBuilder as SequentialBuilder
 
 # --- TaskAgent
-from agentic_orchestrator._task_agent import AgentConfig as AgentConfig
+from agentic_orchestrator._task_agent import AgentConfig as AgentConfig  # = TaskAgentConfig
 from agentic_orchestrator._task_agent import AgentMetrics as AgentMetrics
 from agentic_orchestrator._task_agent import AgentState as AgentState
 from agentic_orchestrator._task_agent import AgentStatus as AgentStatus
 from agentic_orchestrator._task_agent import TaskAgent as TaskAgent
+from agentic_orchestrator._task_agent import TaskAgentConfig as TaskAgentConfig
 from agentic_orchestrator._terminations import any_termination as any_termination
 from agentic_orchestrator._terminations import keyword_termination as keyword_termination
 from agentic_orchestrator._terminations import max_messages_termination as max_messages_termination
 from agentic_orchestrator._terminations import max_rounds_termination as max_rounds_termination
-
-# --- TypeScript toolchain
-from agentic_orchestrator._typescript import ToolchainError as ToolchainError
-from agentic_orchestrator._typescript import install_typescript as install_typescript
 
 # --- the run viewer (agentic viewer; web server in the extra agentic-orchestrator[viewer])
 from agentic_orchestrator._viewer._errors import ViewerError as ViewerError

@@ -1,9 +1,11 @@
-"""The orchestrator's workflow: steps naming an agent and an action, with dependencies.
+"""``DagWorkflow``, the orchestrator's workflow: steps naming an agent and an action, with
+dependencies, and ``DagResult``, how a run of it went.
 
 Pure data and planning, no asyncio: checking a step list (ids, dependencies, references,
 cycles), resolving a step's inputs from its dependencies' results, and the overall status.
 Not to be confused with core's ``agentic_core.Workflow``, the compiled graph the
-:class:`Orchestrator` turns this into.
+:class:`Orchestrator` turns this into (hence the prefix; the package still exports the earlier
+names ``Workflow`` and ``WorkflowResult`` as aliases).
 """
 
 from __future__ import annotations
@@ -83,7 +85,7 @@ def _parse_reference(reference: str, depends_on: Sequence[str]) -> tuple[str, st
     return reference, None
 
 
-class Workflow(BaseModel):
+class DagWorkflow(BaseModel):
     """A DAG of steps for :meth:`Orchestrator.execute` (not to be confused with core's graph).
 
     Constructing one checks field types only; :meth:`check` (which the orchestrator calls
@@ -233,7 +235,7 @@ class StepResult(BaseModel):
         return self.result.data if self.result is not None else None
 
 
-class WorkflowResult(BaseModel):
+class DagResult(BaseModel):
     """How a whole orchestrator workflow went: SUCCESS, PARTIAL or FAILURE, and each step.
 
     SUCCESS when every step succeeded, PARTIAL when some did, FAILURE when none did.
@@ -260,6 +262,12 @@ class WorkflowResult(BaseModel):
     def failed(self) -> list[str]:
         """Ids of the steps that failed or were skipped, in step order."""
         return [step_id for step_id, r in self.results.items() if not r.ok]
+
+
+Workflow = DagWorkflow
+"""The earlier name of :class:`DagWorkflow` (it clashed with core's ``Workflow``)."""
+WorkflowResult = DagResult
+"""The earlier name of :class:`DagResult`."""
 
 
 def overall_status(results: Iterable[StepResult]) -> ResultStatus:

@@ -12,6 +12,7 @@ from agentic_core import (
     Agent,
     AgentExecutor,
     AgentExecutorResponse,
+    BoundedMemo,
     ChatMessage,
     CheckpointStore,
     Executor,
@@ -49,17 +50,7 @@ class _ChatState(BaseModel):
 
 # Chat states this process saved lately, by their JSON: the next superstep restores the string
 # the last one saved, and gets it back without parsing. Messages are shared, never changed.
-_RECENT: dict[str, _ChatState] = {}
-_RECENT_SIZE = 64
-
-
-def _remember(saved: str, state: _ChatState) -> None:
-    _RECENT[saved] = state
-    while len(_RECENT) > _RECENT_SIZE:
-        try:
-            del _RECENT[next(iter(_RECENT))]
-        except (KeyError, RuntimeError, StopIteration):  # another thread evicted it first
-            break
+_RECENT: BoundedMemo[str, _ChatState] = BoundedMemo(64)
 
 
 def _parsed(saved: str) -> _ChatState:
@@ -103,7 +94,7 @@ class _GroupChatManager(Executor):
             conversation=list(self._conversation), round=self._round, history=list(self._history)
         )
         saved = state.model_dump_json()
-        _remember(saved, state)
+        _RECENT.remember(saved, state)
         return saved
 
     def restore_state(self, state: Any) -> None:

@@ -16,16 +16,16 @@ from agentic_core import (
     CheckpointStore,
     Executor,
     ExecutorKind,
+    Workflow,
     WorkflowBuilder,
     WorkflowContext,
     handler,
 )
-from agentic_core import Workflow as GraphWorkflow
 from agentic_orchestrator._dag import (
+    DagResult,
+    DagWorkflow,
     StepInputError,
     StepResult,
-    Workflow,
-    WorkflowResult,
     WorkflowStep,
     overall_status,
     resolve_inputs,
@@ -170,13 +170,13 @@ class _Step(Executor):
 
 
 class _Collect(Executor):
-    def __init__(self, workflow: Workflow) -> None:
+    def __init__(self, workflow: DagWorkflow) -> None:
         super().__init__(_END, kind=ExecutorKind.ORCHESTRATOR)
         self.workflow = workflow
 
     @handler
     async def collect(
-        self, progress: list[_Progress], ctx: WorkflowContext[Never, WorkflowResult]
+        self, progress: list[_Progress], ctx: WorkflowContext[Never, DagResult]
     ) -> None:
         """Yield the workflow's result once every last step has finished."""
         known = _merge(progress)
@@ -184,7 +184,7 @@ class _Collect(Executor):
         started_at = min(r.started_at for r in ordered.values())
         finished_at = _now()
         await ctx.yield_output(
-            WorkflowResult(
+            DagResult(
                 workflow_id=ctx.run_id,
                 name=self.workflow.name,
                 status=overall_status(ordered.values()),
@@ -212,7 +212,7 @@ class Orchestrator:
         orchestrator.register_agent(coder)
         orchestrator.register_agent(reviewer)
         result = await orchestrator.execute(
-            Workflow(
+            DagWorkflow(
                 steps=[
                     WorkflowStep(agent="coder", action="generate", inputs={"spec": "fizzbuzz"}),
                     WorkflowStep(
@@ -308,14 +308,14 @@ class Orchestrator:
 
     def build_workflow(
         self,
-        workflow: Workflow,
+        workflow: DagWorkflow,
         *,
         max_parallel: int | None = None,
         timeout_s: float | None = None,
         checkpoint_store: CheckpointStore | None = None,
-    ) -> GraphWorkflow:
+    ) -> Workflow:
         """``workflow`` checked and compiled to a core ``Workflow``; its output is one
-        :class:`WorkflowResult`.
+        :class:`DagResult`.
 
         Run it, checkpoint it, resume it and stream it like any other graph (the run's input
         message is ignored: ``await graph.run(None)``). The agents are bound now: unregistering
@@ -344,12 +344,12 @@ class Orchestrator:
 
     async def execute(
         self,
-        workflow: Workflow,
+        workflow: DagWorkflow,
         *,
         max_parallel: int | None = None,
         timeout_s: float | None = None,
         checkpoint_store: CheckpointStore | None = None,
-    ) -> WorkflowResult:
+    ) -> DagResult:
         """Check ``workflow`` (nothing runs when it is wrong), run it, and return how it went.
 
         ``max_parallel`` and ``timeout_s`` (per step) default to the orchestrator's; with a
@@ -366,7 +366,7 @@ class Orchestrator:
             "orchestrator_workflow_started", workflow=workflow.name, steps=len(workflow.steps)
         )
         run = await graph.run(None)
-        results = [o for o in run.outputs if isinstance(o, WorkflowResult)]
+        results = [o for o in run.outputs if isinstance(o, DagResult)]
         if not results:
             raise OrchestratorError(
                 f"workflow {workflow.name!r} ended {run.status.value} without a result"
@@ -384,12 +384,12 @@ class Orchestrator:
 
 
 def _compile(
-    workflow: Workflow,
+    workflow: DagWorkflow,
     agents: dict[str, _Registered],
     gate: _Gate,
     timeout_s: float | None,
     checkpoint_store: CheckpointStore | None,
-) -> GraphWorkflow:
+) -> Workflow:
     """Start → steps (direct edge for one dependency, fan-in for several) → collector."""
     builder = WorkflowBuilder(workflow.name, max_supersteps=len(workflow.steps) + 3)
     start = _Start(_START)

@@ -23,6 +23,7 @@ from agentic_core import (
     Role,
     Sandbox,
     UsageDetails,
+    to_messages,
 )
 from agentic_orchestrator._code_blocks import extract_code, should_execute
 from agentic_orchestrator._errors import OrchestratorError
@@ -68,7 +69,7 @@ class AgentStatus(StrEnum):
     STOPPED = "stopped"
 
 
-class AgentConfig(BaseModel):
+class TaskAgentConfig(BaseModel):
     """How a TaskAgent works: its prompt, when it runs code, its time and retry budget."""
 
     model_config = ConfigDict(extra="forbid")
@@ -83,6 +84,10 @@ class AgentConfig(BaseModel):
     """Extra model calls after one fails (a provider error, a timeout)."""
     language: str = "python"
     """What an unlabelled fenced block is taken to be, and the language the prompt asks for."""
+
+
+AgentConfig = TaskAgentConfig
+"""The earlier name of :class:`TaskAgentConfig` (one of three "agent config" models)."""
 
 
 class AgentState(BaseModel):
@@ -122,14 +127,14 @@ class TaskAgent:
     output, so a TaskAgent fits an ``AgentExecutor``, a pattern or an ``Orchestrator`` like any
     agent::
 
-        agent = TaskAgent(AgentConfig(name="coder"), chat_client, ProcessSandbox())
+        agent = TaskAgent(TaskAgentConfig(name="coder"), chat_client, ProcessSandbox())
         await agent.start()
         result = await agent.execute_task(TaskPayload(action="run", spec="print 6 * 7"))
     """
 
     def __init__(
         self,
-        config: AgentConfig,
+        config: TaskAgentConfig,
         chat_client: ChatClient,
         sandbox: Sandbox | None = None,
         *,
@@ -385,20 +390,16 @@ def _answer_text(result: ResultPayload) -> str:
 
 
 def _as_messages(messages: object) -> list[ChatMessage]:
-    if messages is None:
-        return []
-    if isinstance(messages, str):
-        return [ChatMessage.user(messages)]
-    if isinstance(messages, ChatMessage):
-        return [messages]
-    # Checked item by item: a list of str or dicts would otherwise fail later, far from here.
-    if isinstance(messages, Sequence):
-        items = list(cast("Sequence[object]", messages))
-        if all(isinstance(item, ChatMessage) for item in items):
-            return cast("list[ChatMessage]", items)
-        wrong = next(type(item).__name__ for item in items if not isinstance(item, ChatMessage))
-        raise TypeError(f"TaskAgent.run() got a sequence holding {wrong}; {_ACCEPTED}")
-    raise TypeError(f"TaskAgent.run() got {type(messages).__name__}; {_ACCEPTED}")
+    """Core's ``to_messages``, after checking what it takes on trust: a dict, a number or a list
+    of str would otherwise fail later, far from here (or pass as the wrong messages)."""
+    if isinstance(messages, Sequence) and not isinstance(messages, str):
+        items = cast("Sequence[object]", messages)
+        wrong = next((type(i).__name__ for i in items if not isinstance(i, ChatMessage)), None)
+        if wrong is not None:
+            raise TypeError(f"TaskAgent.run() got a sequence holding {wrong}; {_ACCEPTED}")
+    elif messages is not None and not isinstance(messages, str | ChatMessage):
+        raise TypeError(f"TaskAgent.run() got {type(messages).__name__}; {_ACCEPTED}")
+    return to_messages(cast("str | ChatMessage | Sequence[ChatMessage] | None", messages))
 
 
 _ACCEPTED = (

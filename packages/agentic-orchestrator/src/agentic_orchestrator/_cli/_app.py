@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import os
 from collections.abc import Callable, Coroutine, Generator
@@ -11,7 +10,7 @@ from contextlib import contextmanager
 from enum import StrEnum
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -112,8 +111,9 @@ def demo(
 ) -> None:
     """Run the offline multi-agent demo on the best model available."""
     with _reported():
-        module = importlib.import_module("agentic_orchestrator._demo")
-        run_demo = cast("Callable[..., Coroutine[Any, Any, int]]", module.run_demo)
+        # Imported here: the demo pulls in the model registry and the sandbox.
+        from agentic_orchestrator._cli._demo._run import run_demo
+
         code = _run_async(
             run_demo(console=_console(), model=model, quiet=quiet), hint=lambda: "interrupted"
         )

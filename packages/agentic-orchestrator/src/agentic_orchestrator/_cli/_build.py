@@ -11,9 +11,17 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from agentic_core import AgentExecutor, ChatAgent, ChatClient, Tool, Workflow, WorkflowBuilder
+from agentic_core import (
+    AgentExecutor,
+    ChatAgent,
+    ChatClient,
+    ObjectReferenceError,
+    Tool,
+    Workflow,
+    WorkflowBuilder,
+    load_object,
+)
 from agentic_orchestrator._cli._config import (
-    AgentConfig,
     ConcurrentPattern,
     DelegatingPattern,
     GroupChatPattern,
@@ -21,10 +29,10 @@ from agentic_orchestrator._cli._config import (
     LoadedConfig,
     MagenticPattern,
     Path_,
+    RunAgentSpec,
     SequentialPattern,
 )
 from agentic_orchestrator._cli._errors import ConfigError, UsageError
-from agentic_orchestrator._cli._loading import load_object
 from agentic_orchestrator._cli._models import choose_model, resolve_model
 from agentic_orchestrator._concurrent import ConcurrentBuilder
 from agentic_orchestrator._delegating import DelegatingAgent
@@ -176,7 +184,7 @@ def _delegating(
 def _agent(
     loaded: LoadedConfig,
     index: int,
-    agent: AgentConfig,
+    agent: RunAgentSpec,
     models: ModelPool,
     mcp_tools: Mapping[str, Sequence[Tool]],
 ) -> ChatAgent:
@@ -197,7 +205,7 @@ def _agent(
 
 
 def _tools(
-    loaded: LoadedConfig, index: int, agent: AgentConfig, mcp_tools: Mapping[str, Sequence[Tool]]
+    loaded: LoadedConfig, index: int, agent: RunAgentSpec, mcp_tools: Mapping[str, Sequence[Tool]]
 ) -> list[ToolLike]:
     tools: list[ToolLike] = []
     for position, spec in enumerate(agent.tools):
@@ -208,7 +216,7 @@ def _tools(
             continue
         try:
             found = load_object(reference, what="tool")
-        except UsageError as exc:
+        except ObjectReferenceError as exc:
             raise loaded.error(path, str(exc)) from None
         if not isinstance(found, Tool) and not callable(found):
             raise loaded.error(path, f"{spec} is neither a Tool nor a function")

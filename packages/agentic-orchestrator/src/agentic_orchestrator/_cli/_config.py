@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 
 from agentic_core.registry import available
-from agentic_orchestrator._agent_spec import ModelSpec
+from agentic_orchestrator._agent_spec import AgentSpec, ModelSpec
 from agentic_orchestrator._cli._errors import ConfigError
 from agentic_orchestrator._cli._positions import Path_, dotted, key_lines, line_of
 from agentic_orchestrator._cli._toml_file import read_toml
@@ -46,7 +46,7 @@ from agentic_orchestrator._secrets import (
     find_secret,
 )
 
-__all__ = ["AgentConfig", "Path_", "RunConfig", "key_lines", "load_run_config"]
+__all__ = ["Path_", "RunAgentSpec", "RunConfig", "key_lines", "load_run_config"]
 
 _NAME = r"^[A-Za-z0-9_.-]+$"
 _TOOL = re.compile(r"^(python:[\w.]+:[\w.]+|mcp:[A-Za-z0-9_-]+)$")
@@ -56,17 +56,20 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class AgentConfig(_Strict):
-    """One ``[[agents]]`` table."""
+class RunAgentSpec(AgentSpec):
+    """One ``[[agents]]`` table: an :class:`AgentSpec` as a run file writes it.
 
-    name: str = Field(min_length=1, pattern=_NAME)
-    instructions: str = ""
-    description: str | None = None
-    model: str | None = None
+    Stricter than a plain spec: ``model`` is text (a ``[models]`` name or a spec; model tables go
+    under ``[models]``), each tool is ``python:package.module:function`` or ``mcp:<server>``, and
+    the table is frozen like the rest of the file.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # Narrowed on a frozen model (no one can assign a ModelSpec back), so not unsound here.
+    model: str | None = None  # pyright: ignore[reportIncompatibleVariableOverride]
     """A ``[models]`` name or a spec (``openai:gpt-4o-mini``, ``local``, ``python:MOD:FACTORY``);
     none: the model ``--model`` or the machine picks."""
-    tools: list[str] = Field(default_factory=list[str])
-    max_tool_iterations: int = Field(default=10, ge=0)
 
     @field_validator("tools")
     @classmethod
@@ -158,7 +161,7 @@ class RunConfig(_Strict):
 
     name: str = Field(default="agentic-run", min_length=1, pattern=_NAME)
     models: dict[str, str | ModelSpec] = Field(default_factory=dict[str, str | ModelSpec])
-    agents: list[AgentConfig] = Field(min_length=1)
+    agents: list[RunAgentSpec] = Field(min_length=1)
     mcp: MCPTable = Field(default_factory=MCPTable)
     pattern: PatternConfig
 

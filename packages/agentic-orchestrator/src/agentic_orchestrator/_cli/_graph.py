@@ -7,9 +7,8 @@ from typing import Any, Literal
 
 from rich.console import Console
 
-from agentic_core import Workflow
+from agentic_core import ObjectReferenceError, Workflow, load_object
 from agentic_orchestrator._cli._errors import UsageError
-from agentic_orchestrator._cli._loading import load_object
 from agentic_orchestrator._cli._render import graph_tree
 
 __all__ = ["GraphFormat", "load_workflow", "show_graph"]
@@ -20,7 +19,10 @@ GraphFormat = Literal["mermaid", "text"]
 def load_workflow(reference: str) -> Workflow:
     """The workflow ``MODULE:FACTORY`` names: a ``Workflow``, a zero-argument function returning
     one, or a builder (anything with ``build()``) making one."""
-    target: Any = load_object(reference, what="workflow factory")
+    try:
+        target: Any = load_object(reference, what="workflow factory")
+    except ObjectReferenceError as exc:
+        raise UsageError(str(exc)) from None
     if isinstance(target, Workflow):
         return target
     made: Any

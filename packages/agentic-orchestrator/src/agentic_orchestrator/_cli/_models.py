@@ -15,11 +15,10 @@ from typing import Any, Final, cast
 
 import httpx
 
-from agentic_core import ChatClient
+from agentic_core import ChatClient, ObjectReferenceError, load_object
 from agentic_core.registry import RegistryError, available, load
 from agentic_orchestrator._agent_spec import ModelSpec
 from agentic_orchestrator._cli._errors import UsageError
-from agentic_orchestrator._cli._loading import load_object
 
 __all__ = ["choose_model", "model_label", "resolve_model"]
 
@@ -134,7 +133,10 @@ def _client_keywords(provider: str, table: ModelSpec, environ: Mapping[str, str]
 
 
 def _from_factory(reference: str) -> tuple[str, ChatClient]:
-    factory = load_object(reference, what="model factory")
+    try:
+        factory = load_object(reference, what="model factory")
+    except ObjectReferenceError as exc:
+        raise UsageError(str(exc)) from None
     if not callable(factory):
         raise UsageError(f"python:{reference} is not callable (a model factory takes no arguments)")
     try:

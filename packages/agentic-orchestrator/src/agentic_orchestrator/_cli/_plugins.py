@@ -12,7 +12,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any, cast
 from urllib.parse import urlsplit
 
-from agentic_core import Runtime, Tool
+from agentic_core import Runtime, Tool, redact_url
 from agentic_core.registry import RegistryError, available, load
 from agentic_orchestrator._cli._errors import UsageError
 
@@ -46,24 +46,29 @@ def load_command(name: str) -> CommandFn:
 
 def open_runtime(url: str) -> Runtime:
     """The runtime for ``url`` (``nats://host:port`` -> agentic-bus's ``NatsRuntime(url)``)."""
-    scheme = urlsplit(url).scheme.lower()
+    shown = redact_url(url)  # nats://TOKEN@host: the token never reaches an error
+    try:
+        scheme = urlsplit(url).scheme.lower()
+    except ValueError:
+        scheme = ""
     name = "nats" if scheme in ("nats", "tls", "ws", "wss") else scheme
     if not name:
-        raise UsageError(f"--runtime {url!r}: expected a URL such as nats://127.0.0.1:4222")
+        raise UsageError(f"--runtime {shown!r}: expected a URL such as nats://127.0.0.1:4222")
     try:
         factory = load(RUNTIMES, name)
     except RegistryError:
         extra = _EXTRAS.get(name, "the package providing it")
         raise UsageError(
-            f"--runtime {url}: no {name!r} runtime installed (installed: "
+            f"--runtime {shown}: no {name!r} runtime installed (installed: "
             f"{', '.join(available(RUNTIMES)) or 'none'}); pip install '{extra}'"
         ) from None
     try:
         runtime = factory(url)
     except Exception as exc:  # noqa: BLE001 - a bad URL or option: one line, no traceback
-        raise UsageError(f"--runtime {url}: {type(exc).__name__}: {exc}") from None
+        detail = str(exc).replace(url, shown)
+        raise UsageError(f"--runtime {shown}: {type(exc).__name__}: {detail}") from None
     if not isinstance(runtime, Runtime):
-        raise UsageError(f"--runtime {url}: the {name!r} entry point built no Runtime")
+        raise UsageError(f"--runtime {shown}: the {name!r} entry point built no Runtime")
     return runtime
 
 

@@ -2,43 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from agentic_core import Checkpoint, CheckpointError, CheckpointMetadata, FileCheckpointStore
 from agentic_orchestrator._cli._errors import UsageError
+from agentic_orchestrator._run_summary import RunStatus, RunSummary, summarize_checkpoint
 
-__all__ = ["RunSummary", "list_runs", "run_details", "show_run", "show_runs"]
-
-RunStatus = Literal["completed", "waiting", "interrupted"]
-
-
-class RunSummary(BaseModel):
-    """One run in a checkpoint directory, as its latest checkpoint tells."""
-
-    run_id: str
-    workflow: str
-    last_superstep: int
-    status: RunStatus
-    checkpoints: int
-    updated_at: datetime
-    last_checkpoint_id: str
-    pending_executors: list[str]
-    pending_request_ids: list[str]
-
-
-def _status(checkpoint: Checkpoint) -> RunStatus:
-    if checkpoint.pending_requests:
-        return "waiting"  # for answers to requests
-    if any(checkpoint.pending_messages.values()):
-        return "interrupted"  # messages wait for a next superstep: resumable
-    return "completed"
+__all__ = ["list_runs", "run_details", "show_run", "show_runs"]
 
 
 def _store(directory: Path) -> FileCheckpointStore:
@@ -67,17 +41,7 @@ async def list_runs(directory: Path) -> list[RunSummary]:
 
 
 def _summary(latest: Checkpoint, count: int) -> RunSummary:
-    return RunSummary(
-        run_id=latest.run_id,
-        workflow=latest.workflow_name,
-        last_superstep=latest.superstep,
-        status=_status(latest),
-        checkpoints=count,
-        updated_at=latest.created_at,
-        last_checkpoint_id=latest.id,
-        pending_executors=sorted(k for k, v in latest.pending_messages.items() if v),
-        pending_request_ids=latest.pending_request_ids,
-    )
+    return summarize_checkpoint(latest, source="checkpoints", checkpoints=count)
 
 
 async def run_details(directory: Path, run_id: str) -> tuple[RunSummary, list[CheckpointMetadata]]:
@@ -103,11 +67,17 @@ def show_runs(console: Console, summaries: list[RunSummary]) -> None:
     table = Table(title="checkpointed runs", box=box.SIMPLE_HEAD)
     for column in ("run id", "workflow", "superstep", "status", "checkpoints", "updated"):
         table.add_column(column, no_wrap=True, min_width=len(column))
-    styles = {"completed": "green", "waiting": "yellow", "interrupted": "red"}
+    styles: dict[RunStatus, str] = {
+        "completed": "green",
+        "waiting": "yellow",
+        "interrupted": "red",
+        "running": "yellow",
+        "failed": "red",
+    }
     for summary in summaries:
         table.add_row(
             summary.run_id,
-            summary.workflow,
+            summary.workflow_name,
             str(summary.last_superstep),
             f"[{styles[summary.status]}]{summary.status}[/]",
             str(summary.checkpoints),
@@ -118,7 +88,7 @@ def show_runs(console: Console, summaries: list[RunSummary]) -> None:
 
 def show_run(console: Console, summary: RunSummary, history: list[CheckpointMetadata]) -> None:
     """One run: where it stands, then each checkpoint."""
-    console.print(f"run {summary.run_id} ({summary.workflow}): {summary.status}", markup=False)
+    console.print(f"run {summary.run_id} ({summary.workflow_name}): {summary.status}", markup=False)
     if summary.pending_executors:
         console.print(f"next superstep runs: {', '.join(summary.pending_executors)}", markup=False)
     if summary.pending_request_ids:

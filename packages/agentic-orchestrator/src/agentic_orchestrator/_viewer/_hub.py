@@ -15,9 +15,9 @@ from typing import Any
 import structlog
 
 from agentic_core import Workflow, WorkflowEvent, WorkflowStartedEvent
+from agentic_orchestrator._run_summary import RunSource
 from agentic_orchestrator._viewer._errors import ViewerError
 from agentic_orchestrator._viewer._record import RunRecord
-from agentic_orchestrator._viewer._views import RunSource
 
 __all__ = ["RunHub"]
 

@@ -26,6 +26,7 @@ from agentic_core import (
     WorkflowRunState,
     WorkflowStartedEvent,
 )
+from agentic_orchestrator._run_summary import RunSource, RunStatus
 from agentic_orchestrator._viewer._describe import (
     GraphParts,
     display_text,
@@ -41,13 +42,11 @@ from agentic_orchestrator._viewer._views import (
     ExecutorStatus,
     OutputView,
     RequestView,
-    RunSource,
-    RunStatus,
     RunView,
     SuperstepView,
 )
 
-__all__ = ["PendingRequest", "RunRecord"]
+__all__ = ["AnswerableRequest", "RunRecord", "request_from_event"]
 
 MAX_EVENTS = 1000
 """Events kept per run (the oldest go first; ``seq`` keeps counting)."""
@@ -55,8 +54,11 @@ MAX_OUTPUTS = 500
 
 
 @dataclass(frozen=True, slots=True)
-class PendingRequest:
-    """A request awaiting an answer: its view, and the type the answer is validated against."""
+class AnswerableRequest:
+    """A request the viewer can answer: its view, and the type the answer is validated against.
+
+    Not agentic-bus's public ``PendingRequest`` (a request of a run paused on the bus).
+    """
 
     view: RequestView
     response_type: Any
@@ -66,7 +68,7 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def request_from_event(event: RequestInfoEvent) -> PendingRequest:
+def request_from_event(event: RequestInfoEvent) -> AnswerableRequest:
     """The pending request ``event`` opens."""
     view = RequestView(
         request_id=event.request_id,
@@ -75,7 +77,18 @@ def request_from_event(event: RequestInfoEvent) -> PendingRequest:
         data=bounded(to_json(event.data)),
         response_schema=response_schema(event.response_type),
     )
-    return PendingRequest(view, event.response_type)
+    return AnswerableRequest(view, event.response_type)
+
+
+def _finished_status(state: WorkflowRunState) -> RunStatus:
+    """A run's status once its stream ended: the words a stored run's checkpoint gives."""
+    if state is WorkflowRunState.IDLE_WITH_PENDING_REQUESTS:
+        return "waiting"
+    if state is WorkflowRunState.CANCELLED:
+        return "interrupted"  # its checkpoint holds the messages still to deliver
+    if state is WorkflowRunState.FAILED:
+        return "failed"
+    return "completed"
 
 
 class RunRecord:
@@ -99,7 +112,7 @@ class RunRecord:
         self.error: str | None = None
         self.supersteps: dict[int, dict[str, ExecutorStatus]] = {}
         self.executors_seen: list[str] = []
-        self.requests: dict[str, PendingRequest] = {}
+        self.requests: dict[str, AnswerableRequest] = {}
         self.updated_at = _now()
         self.version = 0
         self.driving = False
@@ -175,10 +188,7 @@ class RunRecord:
             case RequestInfoEvent():
                 self.requests[event.request_id] = request_from_event(event)
             case WorkflowCompletedEvent():
-                waiting = event.status is WorkflowRunState.IDLE_WITH_PENDING_REQUESTS
-                self.status = "waiting" if waiting else "completed"
-                if event.status is WorkflowRunState.CANCELLED:
-                    self.status = "unknown"
+                self.status = _finished_status(event.status)
             case WorkflowFailedEvent():
                 if event.executor_id is not None:
                     self._executor(event.superstep, event.executor_id, "failed")

@@ -21,8 +21,10 @@ from agentic_core import (
     ServerGuardError,
     Workflow,
     WorkflowEvent,
+    redact_url,
     registry,
 )
+from agentic_orchestrator._run_summary import TERMINAL_STATUSES, RunSummary
 from agentic_orchestrator._viewer._errors import (
     AnswerRejectedError,
     CannotResumeError,
@@ -32,16 +34,9 @@ from agentic_orchestrator._viewer._errors import (
 )
 from agentic_orchestrator._viewer._extra import require_viewer_extra
 from agentic_orchestrator._viewer._hub import RunHub
-from agentic_orchestrator._viewer._record import PendingRequest, RunRecord
-from agentic_orchestrator._viewer._sources import CheckpointSource, open_source, redact
-from agentic_orchestrator._viewer._views import (
-    TERMINAL_STATUSES,
-    RunList,
-    RunSummary,
-    RunView,
-    WorkflowInfo,
-    WorkflowList,
-)
+from agentic_orchestrator._viewer._record import AnswerableRequest, RunRecord
+from agentic_orchestrator._viewer._sources import CheckpointSource, open_source
+from agentic_orchestrator._viewer._views import RunList, RunView, WorkflowInfo, WorkflowList
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -287,7 +282,7 @@ class RunViewer:
 
     async def _stored(
         self, run_id: str
-    ) -> tuple[CheckpointSource, RunView, dict[str, PendingRequest], Workflow | None] | None:
+    ) -> tuple[CheckpointSource, RunView, dict[str, AnswerableRequest], Workflow | None] | None:
         failure: SourceError | None = None
         for source in self.sources:
             try:
@@ -305,7 +300,7 @@ class RunViewer:
         self,
         run_id: str,
         view: RunView,
-        requests: dict[str, PendingRequest],
+        requests: dict[str, AnswerableRequest],
         workflow: Workflow | None,
     ) -> RunRecord:
         """Follow a NATS-held run live from its stored events, from the start."""
@@ -328,7 +323,7 @@ class RunViewer:
             source="nats",
             run_id=run_id,
             resumable=workflow is not None,
-            broken_source=f"event source {redact(url)}",
+            broken_source=f"event source {redact_url(url)}",
         )
         return record
 
@@ -443,7 +438,7 @@ def start_message(workflow: Workflow, message: Any) -> Any:
 
 
 def _validated(
-    run_id: str, requests: Mapping[str, PendingRequest], responses: Mapping[str, Any]
+    run_id: str, requests: Mapping[str, AnswerableRequest], responses: Mapping[str, Any]
 ) -> dict[str, Any]:
     validated: dict[str, Any] = {}
     for request_id, value in responses.items():

@@ -16,7 +16,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from agentic_core import (
     Checkpoint,
@@ -26,24 +26,28 @@ from agentic_core import (
     FileCheckpointStore,
     RequestInfoEvent,
     Workflow,
+    redact_url,
     registry,
+)
+from agentic_orchestrator._run_summary import (
+    RunSource,
+    RunSummary,
+    stored_run_status,
+    summarize_checkpoint,
 )
 from agentic_orchestrator._viewer._describe import graph_parts, response_schema, short, to_json
 from agentic_orchestrator._viewer._errors import SourceError, ViewerError
 from agentic_orchestrator._viewer._limits import bounded
-from agentic_orchestrator._viewer._record import PendingRequest, request_from_event
+from agentic_orchestrator._viewer._record import AnswerableRequest, request_from_event
 from agentic_orchestrator._viewer._views import (
     EventView,
     ExecutorStatus,
     RequestView,
-    RunSource,
-    RunStatus,
-    RunSummary,
     RunView,
     SuperstepView,
 )
 
-__all__ = ["CheckpointSource", "StoredRun", "open_source", "redact"]
+__all__ = ["CheckpointSource", "StoredRun", "open_source"]
 
 T = TypeVar("T")
 
@@ -54,22 +58,12 @@ MAX_LISTED_RUNS = 200
 _PLAIN_TYPES: dict[str, type] = {"bool": bool, "str": str, "int": int, "float": float}
 
 
-def redact(url: str) -> str:
-    """``url`` without its password (for messages and labels)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
 @dataclass(frozen=True, slots=True)
 class StoredRun:
     """A run rebuilt from its checkpoints: its view, the request types, where it resumes."""
 
     view: RunView
-    requests: dict[str, PendingRequest]
+    requests: dict[str, AnswerableRequest]
     workflow: Workflow | None
     latest_checkpoint_id: str
 
@@ -100,7 +94,9 @@ class CheckpointSource:
         """The runs this store holds, as rows of the runs list."""
         metadata = await self._guard("list runs", self.store.list())
         newest: dict[str, CheckpointMetadata] = {}
+        counts: dict[str, int] = {}
         for item in metadata:
+            counts[item.run_id] = counts.get(item.run_id, 0) + 1
             seen = newest.get(item.run_id)
             if seen is None or (item.superstep, item.created_at) >= (
                 seen.superstep,
@@ -114,16 +110,7 @@ class CheckpointSource:
             if latest is None:
                 continue  # deleted meanwhile
             rows.append(
-                RunSummary(
-                    run_id=latest.run_id,
-                    workflow_id=latest.workflow_id,
-                    workflow_name=latest.workflow_name,
-                    status=_status(latest),
-                    superstep_count=latest.superstep + 1,
-                    updated_at=latest.created_at,
-                    pending_request_count=len(latest.pending_requests),
-                    source=self.kind,
-                )
+                summarize_checkpoint(latest, source=self.kind, checkpoints=counts[item.run_id])
             )
         return rows
 
@@ -185,7 +172,8 @@ def open_source(spec: str | Path | CheckpointStore) -> CheckpointSource:
         factory: Any = registry.load("agentic.checkpoint_stores", scheme)
         store = cast("CheckpointStore", factory(spec))
         kind: RunSource = "nats" if scheme == "nats" else "checkpoints"
-        return CheckpointSource(store, redact(spec), kind, owned=True)
+        # The label goes into errors, the page and the log: no password, no token user.
+        return CheckpointSource(store, redact_url(spec), kind, owned=True)
     if isinstance(spec, FileCheckpointStore):
         return CheckpointSource(spec, str(spec.directory), "checkpoints")
     # A store object of another package: told apart by its module, never imported here.
@@ -193,16 +181,8 @@ def open_source(spec: str | Path | CheckpointStore) -> CheckpointSource:
     return CheckpointSource(spec, type(spec).__name__, kind)
 
 
-def _status(checkpoint: Checkpoint) -> RunStatus:
-    if checkpoint.pending_requests:
-        return "waiting"
-    if any(checkpoint.pending_messages.values()):
-        return "unknown"  # interrupted, or still running elsewhere: checkpoints cannot tell
-    return "completed"
-
-
-def _requests(latest: Checkpoint, workflow: Workflow | None) -> dict[str, PendingRequest]:
-    found: dict[str, PendingRequest] = {}
+def _requests(latest: Checkpoint, workflow: Workflow | None) -> dict[str, AnswerableRequest]:
+    found: dict[str, AnswerableRequest] = {}
     for encoded in latest.pending_requests:
         request = _decoded_request(encoded, workflow) or _raw_request(encoded)
         if request is not None:
@@ -210,7 +190,9 @@ def _requests(latest: Checkpoint, workflow: Workflow | None) -> dict[str, Pendin
     return found
 
 
-def _decoded_request(encoded: dict[str, Any], workflow: Workflow | None) -> PendingRequest | None:
+def _decoded_request(
+    encoded: dict[str, Any], workflow: Workflow | None
+) -> AnswerableRequest | None:
     if workflow is None:
         return None
     try:
@@ -220,7 +202,7 @@ def _decoded_request(encoded: dict[str, Any], workflow: Workflow | None) -> Pend
     return request_from_event(event) if isinstance(event, RequestInfoEvent) else None
 
 
-def _raw_request(encoded: dict[str, Any]) -> PendingRequest | None:
+def _raw_request(encoded: dict[str, Any]) -> AnswerableRequest | None:
     fields: Any = encoded.get("v", encoded)
     if not isinstance(fields, dict):
         return None
@@ -242,7 +224,7 @@ def _raw_request(encoded: dict[str, Any]) -> PendingRequest | None:
         data=bounded(to_json(plain)),
         response_schema=response_schema(response_type) if response_type is not Any else {},
     )
-    return PendingRequest(view, response_type)
+    return AnswerableRequest(view, response_type)
 
 
 def _plain(data: Any) -> Any:
@@ -261,7 +243,7 @@ def _view(
     kind: RunSource,
     checkpoints: list[Checkpoint],
     workflow: Workflow | None,
-    requests: dict[str, PendingRequest],
+    requests: dict[str, AnswerableRequest],
 ) -> RunView:
     latest = checkpoints[-1]
     saved = {c.superstep for c in checkpoints}
@@ -303,7 +285,7 @@ def _view(
         run_id=latest.run_id,
         workflow_id=latest.workflow_id,
         workflow_name=latest.workflow_name,
-        status=_status(latest),
+        status=stored_run_status(latest),
         source=kind,
         mermaid=mermaid,
         node_ids=node_ids,

@@ -1,7 +1,8 @@
 """The run viewer's JSON: what ``/api/runs`` and ``/api/runs/{id}`` return (the browser's contract).
 
 Plain pydantic models, built by the hub (live runs) and the sources (checkpoint stores); the web
-pages render them as they are.
+pages render them as they are. A runs-list row is the :class:`RunSummary` ``agentic runs`` prints
+too, with the same status rule (``_run_summary``).
 """
 
 from __future__ import annotations
@@ -11,45 +12,26 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentic_orchestrator._run_summary import RunSource, RunStatus, RunSummary
+
 __all__ = [
     "EventView",
     "ExecutorStatus",
     "OutputView",
     "RequestView",
     "RunList",
-    "RunSource",
-    "RunStatus",
-    "RunSummary",
     "RunView",
     "SuperstepView",
     "WorkflowInfo",
     "WorkflowList",
 ]
 
-RunStatus = Literal["running", "waiting", "completed", "failed", "unknown"]
-"""``waiting``: idle with pending requests; ``unknown``: a stored run whose state cannot be told."""
-RunSource = Literal["live", "checkpoints", "nats"]
 ExecutorStatus = Literal["running", "completed", "failed", "retrying", "pending"]
 """``pending``: had messages waiting at the last checkpoint, not run yet."""
-
-TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed"})
 
 
 class _View(BaseModel):
     model_config = ConfigDict(frozen=True)
-
-
-class RunSummary(_View):
-    """One row of the runs list."""
-
-    run_id: str
-    workflow_id: str
-    workflow_name: str
-    status: RunStatus
-    superstep_count: int
-    updated_at: datetime
-    pending_request_count: int
-    source: RunSource
 
 
 class RunList(_View):
@@ -131,6 +113,7 @@ class RunView(_View):
 
     def summary(self) -> RunSummary:
         """This run as a row of the runs list."""
+        last = self.supersteps[-1].executors if self.supersteps else {}
         return RunSummary(
             run_id=self.run_id,
             workflow_id=self.workflow_id,
@@ -138,6 +121,7 @@ class RunView(_View):
             status=self.status,
             superstep_count=self.superstep_count,
             updated_at=self.updated_at,
-            pending_request_count=len(self.pending_requests),
             source=self.source,
+            pending_executors=sorted(e for e, s in last.items() if s == "pending"),
+            pending_request_ids=[r.request_id for r in self.pending_requests],
         )

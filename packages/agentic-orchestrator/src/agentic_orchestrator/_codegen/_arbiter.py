@@ -9,7 +9,7 @@ import structlog
 from pydantic import TypeAdapter
 
 from agentic_core import Executor, ExecutorKind, WorkflowContext, WorkflowEvent, handler
-from agentic_orchestrator._codegen_models import CodeGenResult, ValidationResult
+from agentic_orchestrator._codegen._models import CodeGenResult, ValidationResult
 
 _log = structlog.get_logger("agentic_orchestrator.codegen")
 

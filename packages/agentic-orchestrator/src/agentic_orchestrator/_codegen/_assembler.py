@@ -9,7 +9,7 @@ import structlog
 
 from agentic_core import Executor, ExecutorKind, WorkflowContext, handler
 from agentic_orchestrator._code_blocks import canonical_language
-from agentic_orchestrator._codegen_models import (
+from agentic_orchestrator._codegen._models import (
     CODEGEN_PARTS_KEY,
     AssembledCode,
     GeneratedCode,

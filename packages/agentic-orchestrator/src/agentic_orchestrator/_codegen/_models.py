@@ -1,8 +1,8 @@
 """The messages of the code-generation loop: tasks, generated parts, validation results.
 
 A loop runs ``CodeTask -> GeneratedCode -> AssembledCode -> ValidationResult`` and ends with one
-``CodeGenResult`` output. The edge predicates ``passed``, ``failed`` and ``is_simple`` route
-these messages in a graph.
+``CodeGenResult`` output. The edge predicates ``code_passed``, ``code_failed`` and
+``repair_is_simple`` route these messages in a graph.
 """
 
 from __future__ import annotations
@@ -166,11 +166,11 @@ class CodeValidatedEvent(WorkflowEvent):
         return verdict
 
 
-def passed(message: Any) -> bool:
+def code_passed(message: Any) -> bool:
     """Edge predicate: a validation that passed (an ``AssembledCode`` sent on counts too).
 
     A compile validator sends the ``AssembledCode`` on when it passed, so
-    ``add_edge(compile, test, condition=passed)`` routes exactly that.
+    ``add_edge(compile, test, condition=code_passed)`` routes exactly that.
     """
     if isinstance(message, AssembledCode):
         return True
@@ -181,7 +181,7 @@ def passed(message: Any) -> bool:
     return False
 
 
-def failed(message: Any) -> bool:
+def code_failed(message: Any) -> bool:
     """Edge predicate: a failed ``ValidationResult`` (or a ``CodeGenResult`` that failed)."""
     if isinstance(message, ValidationResult):
         return not message.passed
@@ -190,9 +190,16 @@ def failed(message: Any) -> bool:
     return False
 
 
-def is_simple(message: Any) -> bool:
+def repair_is_simple(message: Any) -> bool:
     """Edge predicate: a failed ``ValidationResult`` the fingerprinter judged simple.
 
-    Route these to a fast model; ``lambda m: failed(m) and not is_simple(m)`` to a strong one.
+    Route these to a fast model; ``lambda m: code_failed(m) and not repair_is_simple(m)`` to a
+    strong one.
     """
     return isinstance(message, ValidationResult) and message.severity == "simple"
+
+
+# The earlier names: bare ``passed`` / ``failed`` / ``is_simple`` did not say what passed.
+passed = code_passed
+failed = code_failed
+is_simple = repair_is_simple

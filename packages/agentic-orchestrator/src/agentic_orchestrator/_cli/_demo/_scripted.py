@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from agentic_core import ChatMessage, ChatOptions, FunctionCallContent, FunctionResultContent, Role
 from agentic_core.testing import FunctionChatClient
-from agentic_orchestrator._demo._party import CALCULATOR_INSTRUCTIONS, CHEF_INSTRUCTIONS
+from agentic_orchestrator._cli._demo._party import CALCULATOR_INSTRUCTIONS, CHEF_INSTRUCTIONS
 
 SCRIPTED_MODEL = "scripted"
 

@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from agentic_orchestrator._codegen_python import RESULT_MARKER
+from agentic_orchestrator._codegen._python import RESULT_MARKER
 
 SHIMS_FILE = "agentic_node_shims.d.ts"
 

@@ -20,7 +20,7 @@ from agentic_core import (
     WorkflowContext,
     handler,
 )
-from agentic_orchestrator._codegen_models import (
+from agentic_orchestrator._codegen._models import (
     AssembledCode,
     CodeGenResult,
     CodeTask,
@@ -28,7 +28,7 @@ from agentic_orchestrator._codegen_models import (
     ValidationResult,
     generator_state_key,
 )
-from agentic_orchestrator._codegen_prompt import (
+from agentic_orchestrator._codegen._prompt import (
     build_prompt,
     default_system_prompt,
     extract_generated_code,

@@ -1,9 +1,5 @@
-"""``agentic demo``: the README's main job, offline on the embedded model by default.
-
-Part 1 runs a multi-agent workflow (two agents in parallel, a checker looping the calculator
-until its tool call is right, a fan-in); part 2 runs a grounded code loop in the process
-sandbox. Both are shown live. The exit code is 0 only when both results are correct.
-"""
+"""``run_demo``: the two parts of ``agentic demo`` (a multi-agent workflow, a grounded code
+loop), run live on the chosen model, and the verdict."""
 
 from __future__ import annotations
 
@@ -17,13 +13,18 @@ from rich.syntax import Syntax
 
 from agentic_core import ChatClient, registry
 from agentic_core.registry import RegistryError
+from agentic_orchestrator._cli._demo import _code
+from agentic_orchestrator._cli._demo._party import (
+    PartyPlan,
+    PartyRequest,
+    numbers_in,
+    party_workflow,
+)
+from agentic_orchestrator._cli._demo._scripted import SCRIPTED_MODEL, scripted_demo_client
 from agentic_orchestrator._cli._live import run_live
 from agentic_orchestrator._cli._models import choose_model
-from agentic_orchestrator._codegen_loop import code_loop
-from agentic_orchestrator._codegen_models import CodeGenResult, CodeTask
-from agentic_orchestrator._demo import _code
-from agentic_orchestrator._demo._party import PartyPlan, PartyRequest, numbers_in, party_workflow
-from agentic_orchestrator._demo._scripted import SCRIPTED_MODEL, scripted_demo_client
+from agentic_orchestrator._codegen._loop import code_loop
+from agentic_orchestrator._codegen._models import CodeGenResult, CodeTask
 
 __all__ = ["run_demo"]
 

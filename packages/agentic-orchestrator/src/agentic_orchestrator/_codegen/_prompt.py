@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 
 from agentic_orchestrator._code_blocks import FENCE, canonical_language
-from agentic_orchestrator._codegen_models import CodeTask, source_file_names
+from agentic_orchestrator._codegen._models import CodeTask, source_file_names
 
 MAX_ERRORS_SHOWN = 5
 MAX_ERROR_CHARS = 600

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from agentic_core import Executor, ExecutorKind, WorkflowContext, handler
-from agentic_orchestrator._codegen_models import ValidationResult
+from agentic_orchestrator._codegen._models import ValidationResult
 
 ErrorKind = Literal["syntax", "name", "type", "assertion", "other"]
 _SIMPLE_KINDS = frozenset({"syntax", "name", "type"})
@@ -92,10 +92,10 @@ class ErrorFingerprinter(Executor):
     """Annotates a failed ``ValidationResult`` with a fingerprint and a severity, and sends it on.
 
     A fingerprint seen before in this run makes the result complex (the last repair did not
-    fix it). Route with ``is_simple`` to a fast-model generator and with
-    ``lambda m: failed(m) and not is_simple(m)`` to a strong one; give both generators the same
-    ``part`` so they share the task (see ``LLMGeneratorExecutor``). A passed result is sent on
-    unchanged.
+    fix it). Route with ``repair_is_simple`` to a fast-model generator and with
+    ``lambda m: code_failed(m) and not repair_is_simple(m)`` to a strong one; give both
+    generators the same ``part`` so they share the task (see ``LLMGeneratorExecutor``). A passed
+    result is sent on unchanged.
     """
 
     def __init__(self, *, id: str = "fingerprinter", simple_max_errors: int = 2) -> None:  # noqa: A002

@@ -20,7 +20,7 @@ from agentic_core import (
     handler,
 )
 from agentic_orchestrator._code_blocks import canonical_language
-from agentic_orchestrator._codegen_models import (
+from agentic_orchestrator._codegen._models import (
     AssembledCode,
     CodeGenResult,
     CodeValidatedEvent,
@@ -29,14 +29,14 @@ from agentic_orchestrator._codegen_models import (
     generator_state_key,
     source_file_names,
 )
-from agentic_orchestrator._codegen_node import (
+from agentic_orchestrator._codegen._node import (
     SHIMS,
     SHIMS_FILE,
     node_test_program,
     parse_tap,
     tsc_program,
 )
-from agentic_orchestrator._codegen_python import (
+from agentic_orchestrator._codegen._python import (
     SandboxReport,
     compile_program,
     read_report,

@@ -18,7 +18,7 @@ from agentic_core import (
     handler,
 )
 from agentic_orchestrator._code_blocks import canonical_language
-from agentic_orchestrator._codegen_models import CodeTask
+from agentic_orchestrator._codegen._models import CodeTask
 from agentic_orchestrator._errors import CodePlanError
 from agentic_orchestrator._json_reply import last_json_object
 

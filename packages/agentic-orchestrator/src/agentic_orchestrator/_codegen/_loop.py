@@ -6,10 +6,15 @@ import os
 from typing import Any
 
 from agentic_core import ChatClient, Sandbox, Workflow, WorkflowBuilder
-from agentic_orchestrator._codegen_fingerprint import ErrorFingerprinter
-from agentic_orchestrator._codegen_generator import LLMGeneratorExecutor
-from agentic_orchestrator._codegen_models import CodeTask, failed, is_simple, passed
-from agentic_orchestrator._codegen_validators import (
+from agentic_orchestrator._codegen._fingerprint import ErrorFingerprinter
+from agentic_orchestrator._codegen._generator import LLMGeneratorExecutor
+from agentic_orchestrator._codegen._models import (
+    CodeTask,
+    code_failed,
+    code_passed,
+    repair_is_simple,
+)
+from agentic_orchestrator._codegen._validators import (
     CompileValidatorExecutor,
     TestValidatorExecutor,
 )
@@ -19,7 +24,7 @@ _SUPERSTEPS_PER_ATTEMPT = 4
 
 
 def _complex_failure(message: Any) -> bool:
-    return failed(message) and not is_simple(message)
+    return code_failed(message) and not repair_is_simple(message)
 
 
 def code_loop(
@@ -81,17 +86,17 @@ def code_loop(
         WorkflowBuilder(name, max_supersteps=supersteps)
         .set_start_executor(generator)
         .add_edge(generator, compile_)
-        .add_edge(compile_, test, condition=passed, description="compiles")
+        .add_edge(compile_, test, condition=code_passed, description="compiles")
     )
     if fast_client is None:
-        builder.add_edge(compile_, generator, condition=failed, description="compile errors")
-        builder.add_edge(test, generator, condition=failed, description="failing tests")
+        builder.add_edge(compile_, generator, condition=code_failed, description="compile errors")
+        builder.add_edge(test, generator, condition=code_failed, description="failing tests")
         return builder.build()
     fingerprinter = ErrorFingerprinter()
     fast = generator_on(fast_client, "fast_generator")
-    builder.add_edge(compile_, fingerprinter, condition=failed, description="compile errors")
-    builder.add_edge(test, fingerprinter, condition=failed, description="failing tests")
-    builder.add_edge(fingerprinter, fast, condition=is_simple, description="simple")
+    builder.add_edge(compile_, fingerprinter, condition=code_failed, description="compile errors")
+    builder.add_edge(test, fingerprinter, condition=code_failed, description="failing tests")
+    builder.add_edge(fingerprinter, fast, condition=repair_is_simple, description="simple")
     builder.add_edge(fingerprinter, generator, condition=_complex_failure, description="complex")
     builder.add_edge(fast, compile_)
     return builder.build()
