@@ -6,14 +6,15 @@ import asyncio
 
 import pytest
 
-from agentic_core import AgentCoreError, ExecutionResult, Sandbox
-from agentic_core.testing import SandboxCall, ScriptedSandbox
+from agentic_core import AgentCoreError, ExecutionResult, InteractiveSandbox, Sandbox
+from agentic_core.testing import SandboxCall, ScriptedProcess, ScriptedSandbox
 
 FAILED = ExecutionResult(exit_code=1, stdout="", stderr="NameError: x", duration_s=0.25)
 
 
-async def test_is_a_sandbox() -> None:
+async def test_is_a_sandbox_and_an_interactive_one() -> None:
     assert isinstance(ScriptedSandbox([]), Sandbox)
+    assert isinstance(ScriptedSandbox([]), InteractiveSandbox)
 
 
 async def test_results_come_in_script_order() -> None:
@@ -141,6 +142,74 @@ async def test_leaving_async_with_stops_it_and_a_stopped_sandbox_refuses_to_run(
     with pytest.raises(AgentCoreError, match="was stopped; it refuses to run 'print"):
         await sandbox.execute("print(1)")
     assert sandbox.calls == []
+
+
+async def test_a_started_program_prints_the_scripted_stdout_line_by_line() -> None:
+    sandbox = ScriptedSandbox(["one\ntwo\nlast without newline"])
+
+    async with sandbox.start("serve()", timeout_s=5, env={"A": "1"}) as process:
+        lines = [await process.readline(limit=100) for _ in range(4)]
+        ended = await process.wait()
+
+    assert lines == [b"one\n", b"two\n", b"last without newline", b""]
+    assert ended.stdout == "one\ntwo\nlast without newline"
+    assert sandbox.calls == [SandboxCall(code="serve()", timeout_s=5, env={"A": "1"})]
+    assert sandbox.processes == [process]
+
+
+async def test_readline_hands_out_at_most_limit_bytes() -> None:
+    async with ScriptedSandbox(["abcdef\n"]).start("x") as process:
+        assert await process.readline(limit=4) == b"abcd"
+        assert await process.readline(limit=4) == b"ef\n"
+
+
+async def test_a_started_program_records_what_is_written_to_it() -> None:
+    sandbox = ScriptedSandbox(["{}\n"])
+
+    async with sandbox.start("x") as process:
+        await process.write(b'{"id": 1}\n')
+        await process.write(b'{"id": 2}\n')
+
+    assert sandbox.processes[0].written == [b'{"id": 1}\n', b'{"id": 2}\n']
+
+
+async def test_a_killed_program_prints_no_more_and_refuses_writes() -> None:
+    async with ScriptedSandbox(["one\ntwo\n"]).start("x") as process:
+        await process.readline(limit=100)
+        await process.kill()
+
+        assert process.killed
+        assert await process.readline(limit=100) == b""
+        with pytest.raises(BrokenPipeError):
+            await process.write(b"late")
+
+
+async def test_start_takes_from_the_same_script_as_execute() -> None:
+    sandbox = ScriptedSandbox(["first\n", FAILED])
+
+    ran = await sandbox.execute("a")
+    async with sandbox.start("b") as process:
+        ended = await process.wait()
+
+    assert ran.stdout == "first\n"
+    assert ended == FAILED
+    with pytest.raises(AgentCoreError, match="ran out of results"):
+        async with sandbox.start("c"):
+            pass
+
+
+async def test_a_stopped_sandbox_refuses_to_start_a_program() -> None:
+    sandbox = ScriptedSandbox(["never"])
+    await sandbox.stop()
+
+    with pytest.raises(AgentCoreError, match="was stopped"):
+        sandbox.start("x")
+
+
+def test_a_scripted_process_stands_alone() -> None:
+    process = ScriptedProcess(FAILED)
+
+    assert (process.written, process.killed, process.result) == ([], False, FAILED)
 
 
 def test_repr_shows_the_script_and_the_calls() -> None:

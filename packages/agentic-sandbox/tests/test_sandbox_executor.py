@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Self
-
 import pytest
 
 from agentic_core import (
@@ -16,40 +13,8 @@ from agentic_core import (
     WorkflowContext,
     handler,
 )
+from agentic_core.testing import SandboxCall, ScriptedSandbox
 from agentic_sandbox import CodeExecutionRequest, ProcessSandbox, SandboxExecutor
-
-
-class RecordingSandbox:
-    """A Sandbox double: records each call, answers with a fixed result."""
-
-    def __init__(self) -> None:
-        self.calls: list[dict[str, object]] = []
-
-    async def execute(
-        self,
-        code: str,
-        *,
-        language: str = "python",
-        timeout_s: float | None = None,
-        files: Mapping[str, str | bytes] | None = None,
-        env: Mapping[str, str] | None = None,
-    ) -> ExecutionResult:
-        self.calls.append(
-            {"code": code, "language": language, "timeout_s": timeout_s, "files": files}
-        )
-        return ExecutionResult(exit_code=0, stdout="ran\n", stderr="", duration_s=0.01)
-
-    async def is_ready(self) -> bool:
-        return True
-
-    async def stop(self) -> None:
-        return None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        return None
 
 
 class Verdict(Executor):
@@ -61,19 +26,17 @@ class Verdict(Executor):
 
 
 async def test_a_str_message_is_python_code_and_the_result_is_sent_on() -> None:
-    sandbox = RecordingSandbox()
+    sandbox = ScriptedSandbox(["ran\n"])
     runner = SandboxExecutor(sandbox, id="run")
     verdict = Verdict("verdict")
     workflow = WorkflowBuilder().set_start_executor(runner).add_edge(runner, verdict).build()
     result = await workflow.run("print(1)")
     assert result.get_outputs() == ["pass"]
-    assert sandbox.calls == [
-        {"code": "print(1)", "language": "python", "timeout_s": None, "files": {}}
-    ]
+    assert sandbox.calls == [SandboxCall(code="print(1)", language="python", timeout_s=None)]
 
 
 async def test_a_request_carries_language_files_and_timeout() -> None:
-    sandbox = RecordingSandbox()
+    sandbox = ScriptedSandbox(["ran\n"])
     runner = SandboxExecutor(sandbox, output_result=True)
     workflow = WorkflowBuilder().set_start_executor(runner).build()
     request = CodeExecutionRequest(
@@ -82,18 +45,18 @@ async def test_a_request_carries_language_files_and_timeout() -> None:
     result = await workflow.run(request)
     assert [output.stdout for output in result.get_outputs()] == ["ran\n"]
     assert sandbox.calls == [
-        {"code": "cat data.txt", "language": "sh", "timeout_s": 2, "files": {"data.txt": "x"}}
+        SandboxCall(code="cat data.txt", language="sh", timeout_s=2, files={"data.txt": "x"})
     ]
 
 
 @pytest.mark.parametrize("kind", [ExecutorKind.WORKER, ExecutorKind.VALIDATOR])
 def test_the_kind_is_worker_or_validator(kind: ExecutorKind) -> None:
-    assert SandboxExecutor(RecordingSandbox(), kind=kind).kind is kind
+    assert SandboxExecutor(ScriptedSandbox([]), kind=kind).kind is kind
 
 
 def test_an_orchestrator_kind_is_refused() -> None:
     with pytest.raises(ValueError, match="WORKER or a VALIDATOR"):
-        SandboxExecutor(RecordingSandbox(), kind=ExecutorKind.ORCHESTRATOR)
+        SandboxExecutor(ScriptedSandbox([]), kind=ExecutorKind.ORCHESTRATOR)
 
 
 async def test_a_validator_runs_real_code_across_a_json_boundary(

@@ -7,10 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agentic_core._errors import AgentCoreError
+
 __all__ = ["ObjectReferenceError", "load_object"]
 
 
-class ObjectReferenceError(ValueError):
+class ObjectReferenceError(AgentCoreError, ValueError):
     """A ``MODULE:NAME`` reference that is malformed, or names nothing that imports."""
 
 

@@ -8,8 +8,8 @@ Each protocol is ``runtime_checkable`` so a registry or a test can verify an imp
 Names load lazily (see ``__init__.pyi``, the one list of them).
 """
 
-from agentic_core._lazy import lazy_exports
+from agentic_core._lazy import lazy_exports as _lazy_exports
 
-__getattr__, __dir__, __all__ = lazy_exports(  # pyright: ignore[reportUnsupportedDunderAll]
+__getattr__, __dir__, __all__ = _lazy_exports(  # pyright: ignore[reportUnsupportedDunderAll]
     __name__, __file__
 )

@@ -36,7 +36,6 @@ from agentic_core.stores._checkpoint_rules import (
 )
 from agentic_core.stores._file_checkpoint import FileCheckpointStore
 from agentic_core.stores._framing import (
-    FRAME_KINDS,
     ForeignValueError,
     frame_value,
     unframe_value,
@@ -56,7 +55,6 @@ __all__ = [
     "CHECKPOINT_SCHEMA_VERSION",
     "Checkpoint",
     "CheckpointMetadata",
-    "FRAME_KINDS",
     "FileCheckpointStore",
     "ForeignValueError",
     "HashingEmbedder",

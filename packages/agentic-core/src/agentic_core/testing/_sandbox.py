@@ -1,14 +1,18 @@
 """A sandbox for tests: scripted results, or a function in place of running code.
 
-``ScriptedSandbox`` implements the core ``Sandbox`` protocol without running anything unless its
-function does: code under test gets an ``ExecutionResult`` from a script (or from a function of
-the request), and the test reads back every request from ``.calls``.
+``ScriptedSandbox`` implements core's ``Sandbox`` and ``InteractiveSandbox`` protocols without
+running anything unless its function does: code under test gets an ``ExecutionResult`` from a
+script (or from a function of the request), and the test reads back every request from
+``.calls``. A program ``start``-ed prints the result's stdout line by line and records what is
+written to it.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import io
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Self, TypeAlias
 
@@ -38,6 +42,43 @@ SandboxFunction: TypeAlias = Callable[[SandboxCall], SandboxReply | Awaitable[Sa
 """``ScriptedSandbox``'s stand-in for running code: ``(call) -> reply``, maybe async."""
 
 
+class ScriptedProcess:
+    """A program as ``ScriptedSandbox.start`` runs it: its scripted stdout, line by line.
+
+    ``readline`` hands out the result's stdout one line at a time (at most ``limit`` bytes,
+    ``b""`` at the end or once killed); ``write`` records each write in ``.written`` (and raises
+    ``BrokenPipeError`` once killed, as a pipe to a dead program does); ``wait`` returns the
+    result (a copy); ``kill`` sets ``.killed``. The program does not react to what is written:
+    script the frames it would print.
+    """
+
+    def __init__(self, result: ExecutionResult) -> None:
+        self.result = result
+        self.written: list[bytes] = []
+        self.killed = False
+        self._stdout = io.BytesIO(result.stdout.encode())
+
+    async def write(self, data: bytes) -> None:
+        """Record ``data`` (the program never reads it)."""
+        if self.killed:
+            raise BrokenPipeError("the scripted program was killed")
+        self.written.append(bytes(data))
+
+    async def readline(self, *, limit: int) -> bytes:
+        """The next line of the scripted stdout (with its newline), or ``b""`` at the end."""
+        if self.killed:
+            return b""
+        return self._stdout.readline(limit)
+
+    async def wait(self) -> ExecutionResult:
+        """How the program ended: the scripted result."""
+        return self.result.model_copy(deep=True)
+
+    async def kill(self) -> None:
+        """Stop handing out output (``.killed`` becomes true)."""
+        self.killed = True
+
+
 class ScriptedSandbox:
     """A ``Sandbox`` that answers each ``execute`` with the next result of a script.
 
@@ -47,9 +88,13 @@ class ScriptedSandbox:
     as a copy) or a ``str``: the stdout of a run that exited with 0. ``.calls`` records every
     request, in order; one request more than the script holds raises ``AgentCoreError``.
 
+    It is an ``InteractiveSandbox`` too: ``start`` takes the next result the same way (and
+    records the call in ``.calls``) and yields a ``ScriptedProcess`` printing that result's
+    stdout; ``.processes`` keeps every process started, to read what was written to it.
+
     ``is_ready()`` answers ``ready`` (an attribute, so a test may flip it) until ``stop()``;
     after ``stop()`` (or leaving ``async with``) ``.stopped`` is true, ``is_ready()`` false and
-    ``execute`` refuses to run, as real sandboxes do.
+    ``execute`` and ``start`` refuse to run (``AgentCoreError``), as real sandboxes do.
 
     ```python
     sandbox = ScriptedSandbox(
@@ -65,6 +110,7 @@ class ScriptedSandbox:
         self, results: Sequence[SandboxReply] | SandboxFunction, *, ready: bool = True
     ) -> None:
         self.calls: list[SandboxCall] = []
+        self.processes: list[ScriptedProcess] = []
         self.ready = ready
         self.stopped = False
         if callable(results):
@@ -86,23 +132,21 @@ class ScriptedSandbox:
         env: Mapping[str, str] | None = None,
     ) -> ExecutionResult:
         """The next scripted result (or the function's) for this run; the run is recorded."""
-        if self.stopped:
-            raise AgentCoreError(
-                f"ScriptedSandbox was stopped; it refuses to run {_describe_code(code)} "
-                "(real sandboxes raise SandboxNotReadyError here)"
-            )
-        call = SandboxCall(
-            code=code,
-            language=language,
-            timeout_s=timeout_s,
-            files=dict(files or {}),
-            env=dict(env or {}),
-        )
-        # No await between appending and numbering: concurrent runs get distinct numbers.
-        self.calls.append(call)
-        call_number = len(self.calls) - 1
-        reply = await self._reply(call_number, call)
-        return _to_execution_result(reply, f"ScriptedSandbox reply to call {call_number + 1}")
+        call_number, call = self._record(code, language, timeout_s, files, env)
+        return await self._result(call_number, call)
+
+    def start(
+        self,
+        code: str,
+        *,
+        language: str = "python",
+        timeout_s: float | None = None,
+        files: Mapping[str, str | bytes] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> AbstractAsyncContextManager[ScriptedProcess]:
+        """A program printing the next scripted result's stdout; the run is recorded at once."""
+        call_number, call = self._record(code, language, timeout_s, files, env)
+        return self._started(call_number, call)
 
     async def is_ready(self) -> bool:
         """``ready``, and false once stopped."""
@@ -117,6 +161,42 @@ class ScriptedSandbox:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
+
+    def _record(
+        self,
+        code: str,
+        language: str,
+        timeout_s: float | None,
+        files: Mapping[str, str | bytes] | None,
+        env: Mapping[str, str] | None,
+    ) -> tuple[int, SandboxCall]:
+        if self.stopped:
+            raise AgentCoreError(
+                f"ScriptedSandbox was stopped; it refuses to run {_describe_code(code)} "
+                "(real sandboxes raise SandboxNotReadyError here)"
+            )
+        call = SandboxCall(
+            code=code,
+            language=language,
+            timeout_s=timeout_s,
+            files=dict(files or {}),
+            env=dict(env or {}),
+        )
+        # No await between appending and numbering: concurrent runs get distinct numbers.
+        self.calls.append(call)
+        return len(self.calls) - 1, call
+
+    @asynccontextmanager
+    async def _started(
+        self, call_number: int, call: SandboxCall
+    ) -> AsyncGenerator[ScriptedProcess]:
+        process = ScriptedProcess(await self._result(call_number, call))
+        self.processes.append(process)
+        yield process
+
+    async def _result(self, call_number: int, call: SandboxCall) -> ExecutionResult:
+        reply = await self._reply(call_number, call)
+        return _to_execution_result(reply, f"ScriptedSandbox reply to call {call_number + 1}")
 
     async def _reply(self, call_number: int, call: SandboxCall) -> object:
         if self.fn is not None:
