@@ -286,6 +286,25 @@ async def test_unreachable_servers_fail_fast_and_clearly(tmp_path: Path) -> None
             pass
 
 
+async def test_tokens_in_a_server_url_stay_out_of_errors_and_logs(probe_http_url: str) -> None:
+    from tests.fixtures.servers import free_port
+
+    wrong_path = probe_http_url.replace("/mcp", "/nope")
+    urls = [
+        wrong_path.replace("http://", "http://tok3n-s3cret@") + "?api_key=k3y-s3cret",
+        f"http://127.0.0.1:{free_port()}/mcp?access_token=tok3n-s3cret",
+    ]
+    for url in urls:
+        config = MCPServerConfig.http("web", url, connect_timeout_s=5)
+        with structlog.testing.capture_logs() as logs, pytest.raises(MCPConnectionError) as failed:
+            async with MCPClient([config]):
+                pass
+        assert config.where() in str(failed.value)
+        assert "s3cret" not in str(failed.value)
+        assert logs
+        assert "s3cret" not in repr(logs)
+
+
 # -- listing changes ------------------------------------------------------------------------------
 
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -194,6 +195,24 @@ def test_bad_settings_are_refused() -> None:
     assert "MAX_FRAME_BYTES = 4096\n" in runner_source(max_frame_bytes=4096)
 
 
+def shipped_program(name: str) -> str:
+    return resources.files("agentic_mcp._codemode_programs").joinpath(name).read_text("utf-8")
+
+
+def test_the_sandbox_programs_are_the_package_source_files() -> None:
+    assert build_stub_files([])["mcp/_runtime.py"] == shipped_program("runtime.py")
+    shipped = shipped_program("runner.py").splitlines()
+    written = runner_source(module_name="tools", program_file="main.py", max_frame_bytes=4096)
+    changed = [
+        (old, new) for old, new in zip(shipped, written.splitlines(), strict=True) if old != new
+    ]
+    assert changed == [  # only the settings block, whose defaults are runner_source's
+        ('MODULE = "mcp"', "MODULE = 'tools'"),
+        ('PROGRAM = "program.py"', "PROGRAM = 'main.py'"),
+        ("MAX_FRAME_BYTES = 16 << 20", "MAX_FRAME_BYTES = 4096"),
+    ]
+
+
 PROBE = """\
 import inspect, json, mcp
 out = {}
@@ -208,6 +227,7 @@ for fn in (mcp.calc.add, mcp.calc.fail, mcp.my_files.read_file):
 out["all"] = mcp.__all__
 out["error"] = str(mcp.ToolError("calc", "add", "Timeout", "too slow"))
 out["error_kind"] = mcp.ToolError("calc", "add", "Timeout", "too slow").kind
+out["call_tool"] = str(inspect.signature(mcp.call_tool))
 for call in (lambda: mcp.calc.add(a=1), lambda: mcp.calc.add(a=1, b=2, c=3)):
     try:
         call()
@@ -244,6 +264,7 @@ def test_the_package_imports_with_keyword_only_documented_functions(tmp_path: Pa
     assert out["all"] == ["ToolError", "call_tool", "calc", "my_files"]
     assert out["error"] == "Timeout from calc.add: too slow"
     assert out["error_kind"] == "Timeout"
+    assert out["call_tool"] == "(server: str, tool: str, args: dict[str, Any] | None = None) -> Any"
     assert "missing 1 required keyword-only argument: 'b'" in out["type_errors"][0]
     assert "unexpected keyword argument 'c'" in out["type_errors"][1]
     assert out["outside"] == "these MCP stubs work only inside a Code Mode run"

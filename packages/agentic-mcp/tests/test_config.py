@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from agentic_core import redact_url
 from agentic_mcp import MCPServerConfig
-from agentic_mcp._config import redact_url
+from agentic_mcp._connection import reconnect_backoff
 
 
 def test_stdio_and_http_constructors() -> None:
@@ -112,5 +113,37 @@ def test_secrets_stay_out_of_reprs_and_locations() -> None:
         assert "sk-secret" not in text
         assert "hunter2" not in text
         assert "abc123" not in text
-    assert config.where() == "https://user:***@example.com/mcp?***"
+    assert config.where() == "https://user:***@example.com/mcp?token=***"
     assert redact_url("http://127.0.0.1:8000/mcp") == "http://127.0.0.1:8000/mcp"
+
+
+@pytest.mark.parametrize(
+    ("url", "where"),
+    [
+        ("https://host/mcp?api_key=k3y-s3cret", "https://host/mcp?api_key=***"),
+        ("https://tok3n-s3cret@host/mcp", "https://***@host/mcp"),
+        (
+            "https://tok3n-s3cret@host/mcp?profile=dev&apiKey=k3y-s3cret#access_token=tok3n-s3cret",
+            "https://***@host/mcp?profile=dev&apiKey=***#access_token=***",
+        ),
+    ],
+)
+def test_tokens_in_the_user_or_query_stay_out_of_reprs_and_errors(url: str, where: str) -> None:
+    config = MCPServerConfig.http("web", url)
+    assert config.where() == where
+    for text in (repr(config), str(config)):
+        assert "s3cret" not in text
+        assert where in text
+    with pytest.raises(ValidationError) as refused:
+        MCPServerConfig.http("web", url.replace("https://", "ftp://"))
+    assert "s3cret" not in str(refused.value)
+    assert where.replace("https://", "ftp://") in str(refused.value)
+
+
+def test_reconnect_pauses_double_up_to_the_maximum_with_jitter() -> None:
+    config = MCPServerConfig.stdio("s", "srv", reconnect_backoff_s=0.2, reconnect_backoff_max_s=1.0)
+    backoff = reconnect_backoff(config)
+    for failure, ceiling in enumerate([0.2, 0.4, 0.8, 1.0, 1.0]):
+        pauses = {backoff.delay(failure) for _ in range(50)}
+        assert all(ceiling / 2 <= pause <= ceiling for pause in pauses), (failure, pauses)
+        assert len(pauses) > 1  # jittered

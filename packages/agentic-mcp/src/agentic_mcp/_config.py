@@ -9,9 +9,11 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, Self
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from agentic_core import redact_url
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -64,7 +66,9 @@ class MCPServerConfig(BaseModel):
     max_reconnect_attempts: int = Field(default=5, ge=0)
     """Consecutive failed attempts before the server is ``failed`` (``reconnect_server`` resets)."""
     reconnect_backoff_s: float = Field(default=0.1, gt=0)
-    """First pause between attempts; doubles up to ``reconnect_backoff_max_s``."""
+    """First pause between attempts; doubles up to ``reconnect_backoff_max_s``. Each pause is
+    drawn from the upper half of that (jitter: clients that lost a server together do not all
+    come back at once)."""
     reconnect_backoff_max_s: float = Field(default=5.0, gt=0)
     retry_in_flight: RetryInFlight = "safe"
     """A call the connection loss interrupted: retry ``never``, only when the tool is annotated
@@ -216,22 +220,8 @@ class MCPServerConfig(BaseModel):
         return not any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.denied_tools)
 
     def where(self) -> str:
-        """Where the server is, safe to log: the command, or the URL without credentials."""
+        """Where the server is, safe to log: the command, or the URL without credentials
+        (``agentic_core.redact_url``: a password, a token user, secret query parameters)."""
         if self.command is not None:
             return " ".join([self.command, *self.args])
         return redact_url(self.url or "")
-
-
-def redact_url(url: str) -> str:
-    """``url`` without a password or the query string (which may carry a token)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparsable url>"
-    netloc = parts.netloc
-    if "@" in netloc:
-        user_info, _, host = netloc.rpartition("@")
-        user = user_info.split(":", 1)[0]
-        netloc = f"{user}:***@{host}" if ":" in user_info else f"{user}@{host}"
-    query = "***" if parts.query else ""
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))

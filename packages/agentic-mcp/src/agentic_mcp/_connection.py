@@ -4,8 +4,9 @@ Every session (``mcp.Client``) is entered and exited in one task of its own, the
 started by the server's supervisor; callers in any task only *use* the published client. So the
 SDK's "exit cancel scope in a different task" error cannot happen: no other task ever enters or
 exits a session. When a session ends (the server died, the connection dropped, a caller saw
-``CONNECTION_CLOSED``), the supervisor opens the next one with exponential backoff, at most
-``max_reconnect_attempts`` consecutive failures, then marks the server ``failed``.
+``CONNECTION_CLOSED``), the supervisor opens the next one with exponential backoff (jittered,
+``agentic_core.Backoff``), at most ``max_reconnect_attempts`` consecutive failures, then marks the
+server ``failed``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import structlog
 from mcp import Client
 from mcp import types as mcp_types
 
+from agentic_core import Backoff
 from agentic_mcp._config import MCPServerConfig
 from agentic_mcp._errors import (
     MCPClientClosedError,
@@ -34,6 +36,14 @@ _log = structlog.get_logger("agentic_mcp")
 _SESSION_EXIT_BOUND_S = 10.0
 """How long closing one session may take before its task is cancelled."""
 _LISTING_PAGE_CAP = 1000
+
+
+def reconnect_backoff(config: MCPServerConfig) -> Backoff:
+    """The waits between reconnect attempts: from ``reconnect_backoff_s``, doubling up to
+    ``reconnect_backoff_max_s``, each drawn from the upper half (jitter)."""
+    return Backoff(
+        initial_s=config.reconnect_backoff_s, max_s=config.reconnect_backoff_max_s, jitter=0.5
+    )
 
 
 def describe_exception(exc: BaseException) -> str:
@@ -246,8 +256,8 @@ class ServerConnection:
 
     async def _supervise(self) -> None:
         config = self.config
+        backoff = reconnect_backoff(config)
         failures = 0
-        delay = config.reconnect_backoff_s
         while not self._stop.is_set():
             self._lost.clear()
             self._retry_now.clear()
@@ -266,7 +276,6 @@ class ServerConnection:
                 stopper.cancel()
             if up.done() and not up.cancelled() and up.exception() is None:
                 failures = 0
-                delay = config.reconnect_backoff_s
                 await self._wait_session(session)
             else:
                 if not session.done():
@@ -288,12 +297,10 @@ class ServerConnection:
                 _log.warning("mcp_server_failed", server=config.name, error=self.last_error)
                 await self._wait_for(self._retry_now)
                 failures = 0
-                delay = config.reconnect_backoff_s
                 continue
             self._set_state("reconnecting")
             if failures:
-                await self._wait_for(self._retry_now, timeout_s=delay)
-                delay = min(delay * 2, config.reconnect_backoff_max_s)
+                await self._wait_for(self._retry_now, timeout_s=backoff.delay(failures - 1))
         self._set_state("closed")
 
     async def _wait_for(self, event: asyncio.Event, timeout_s: float | None = None) -> None:
