@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 import redis.asyncio as aioredis
+import zstandard
 
 from agentic_core import CheckpointError, SerializationError, StorageError
 from agentic_core.testing.conformance import make_checkpoint
 from agentic_storage import KeyPatterns, RedisCheckpointStore, RedisStateStore
-from agentic_storage._urls import redact_url
 from tests.fixtures.servers import (
     ServerProcess,
     _spawn,  # pyright: ignore[reportPrivateUsage]
@@ -162,11 +162,21 @@ async def test_the_right_password_works(password_redis: ServerProcess) -> None:
         assert await store.get("key") == {"ok": True}
 
 
-def test_urls_are_redacted_for_messages() -> None:
-    assert redact_url("redis://:pw@h:1/0") == "redis://:***@h:1/0"
-    assert redact_url("redis://user:pw@h:1/0") == "redis://user:***@h:1/0"
-    assert redact_url("redis://h:1/0?password=pw&db=1") == "redis://h:1/0?password=%2A%2A%2A&db=1"
-    assert redact_url("redis://h:1/0") == "redis://h:1/0"
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://:s3cret@h:1/0", "redis://:***@h:1/0"),
+        ("redis://user:s3cret@h:1/0", "redis://user:***@h:1/0"),
+        ("redis://h:1/0?password=s3cret&db=1", "redis://h:1/0?password=***&db=1"),
+        ("redis://ada@h:1/0", "redis://ada@h:1/0"),  # an ACL user name is no secret
+        ("redis://h:1/0", "redis://h:1/0"),
+    ],
+)
+def test_urls_are_redacted_for_messages(url: str, shown: str) -> None:
+    for store in (RedisStateStore(url), RedisCheckpointStore(url)):
+        assert store.url == shown
+        assert shown in repr(store)
+        assert "s3cret" not in repr(store)
 
 
 def test_a_bad_url_is_refused_at_construction() -> None:
@@ -207,7 +217,40 @@ async def test_a_value_that_is_not_json_able_writes_nothing(redis_server: str) -
         assert await store.keys() == []
 
 
+async def test_values_written_before_the_shared_framing_still_read(
+    redis_server: str, raw: aioredis.Redis
+) -> None:
+    prefix = _prefix()
+    await raw.set(f"{prefix}:plain", b'\x00J{"user": "ada"}')  # the bytes stores always wrote
+    async with RedisStateStore(redis_server, prefix=prefix) as store:
+        assert await store.get("plain") == {"user": "ada"}
+        await store.set("again", {"user": "ada"})
+        assert await raw.get(f"{prefix}:again") == b'\x00J{"user":"ada"}'
+
+
+async def test_a_value_of_another_agentic_kind_is_not_misread(
+    redis_server: str, raw: aioredis.Redis
+) -> None:
+    prefix = _prefix()
+    await raw.set(f"{prefix}:parts", b'\x00P{"parts": 2}')  # the bus's parts manifest
+    async with RedisStateStore(redis_server, prefix=prefix) as store:
+        with pytest.raises(StorageError, match=r":parts'.*starts with b'\\x00P"):
+            await store.get("parts")
+
+
 # --- checkpoints: corrupt, foreign, too large, compressed, TTL ---------------------------------
+
+
+async def test_a_compressed_checkpoint_written_before_the_shared_framing_still_loads(
+    redis_server: str, raw: aioredis.Redis
+) -> None:
+    checkpoint = make_checkpoint(checkpoint_id="cp-old", shared_state={"blob": "x" * 5_000})
+    async with RedisCheckpointStore(redis_server, prefix=_prefix()) as store:
+        await store.save(checkpoint)
+        key = store.checkpoint_key("cp-old")
+        old = b"\x00S" + zstandard.ZstdCompressor().compress(checkpoint.model_dump_json().encode())
+        await raw.hset(key, "data", old)  # pyright: ignore[reportUnknownMemberType, reportGeneralTypeIssues]
+        assert await store.load("cp-old") == checkpoint
 
 
 async def test_a_corrupt_checkpoint_raises_checkpoint_error_naming_the_key(

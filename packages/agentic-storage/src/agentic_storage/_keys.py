@@ -1,4 +1,4 @@
-"""``KeyPatterns``: the state keys agentic's components agree on, in one place."""
+"""``KeyPatterns``: a naming convention for state keys, for applications that share a store."""
 
 from __future__ import annotations
 
@@ -11,11 +11,15 @@ def _part(value: str) -> str:
 
 
 class KeyPatterns:
-    """Standard state-store keys: ``agents:{id}:state``, ``tasks:{id}:state``, ``sessions:{id}``...
+    """A documented convention for state-store keys: ``agents:{id}:state``, ``tasks:{id}:state``,
+    ``sessions:{id}``...
 
-    Ids are escaped (``:`` as ``%3A``, ``%`` as ``%25``), so an id can never reach into another
-    key: ``agent_state("a:b")`` is ``agents:a%3Ab:state``, never ``agents:a:b:state``. Use them
-    with any ``StateStore`` (the store adds its own prefix).
+    agentic's own components do not write these keys (each store keeps its data under its own
+    prefix); the convention is for your code, so that the services of one application that share
+    a ``StateStore`` find each other's state where they expect it. Ids are escaped (``:`` as
+    ``%3A``, ``%`` as ``%25``), so an id can never reach into another key: ``agent_state("a:b")``
+    is ``agents:a%3Ab:state``, never ``agents:a:b:state``. Use them with any ``StateStore`` (the
+    store adds its own prefix).
 
     Example:
         ```python

@@ -8,8 +8,7 @@ from typing import cast
 import httpx
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from agentic_core import StorageError, VectorStoreError
-from agentic_storage._urls import redact_url
+from agentic_core import StorageError, VectorStoreError, redact_url
 
 __all__ = ["missing_collection", "public_location", "translate_error"]
 

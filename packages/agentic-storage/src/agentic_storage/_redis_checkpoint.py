@@ -9,11 +9,17 @@ from typing import TypeVar, cast
 import redis.asyncio as aioredis
 import redis.exceptions as redis_errors
 from pydantic import ValidationError
-from pydantic_core import PydanticSerializationError
 
 from agentic_core import Checkpoint, CheckpointError, CheckpointMetadata, StorageError
-from agentic_core.stores import checkpoint_order
-from agentic_storage._codec import ForeignValueError, decode_text, encode_text
+from agentic_core.stores import (
+    ForeignValueError,
+    check_keep_last,
+    describe_validation_error,
+    dump_checkpoint_json,
+    latest_listed_checkpoint,
+    select_checkpoints,
+)
+from agentic_storage._codec import decode_text, encode_text
 from agentic_storage._redis_checkpoint_scripts import DELETE_IDS, DELETE_RUN, SAVE, LuaScript
 from agentic_storage._redis_client import DEFAULT_REDIS_URL, RedisBacked, RedisConnection
 
@@ -112,13 +118,7 @@ class RedisCheckpointStore(RedisBacked):
             StorageError: Redis did not answer: the save may or may not have been applied,
                 now or once Redis resumes; retry ``save`` with the same checkpoint.
         """
-        try:
-            text = checkpoint.model_dump_json()
-        except PydanticSerializationError as exc:
-            raise CheckpointError(
-                f"cannot save checkpoint {checkpoint.id!r} of run {checkpoint.run_id!r}: it holds "
-                f"a value that is not JSON-able ({exc}); encode payload values before checkpointing"
-            ) from exc
+        text = dump_checkpoint_json(checkpoint)
         data = encode_text(text, compress_above=self._compress_above)
         if len(data) > self._max_value_bytes:
             raise CheckpointError(
@@ -215,26 +215,16 @@ class RedisCheckpointStore(RedisBacked):
             for raw_id in ids:
                 pipe.hget(self._cp + raw_id.decode(), "meta")  # pyright: ignore[reportUnknownMemberType]
             metas: builtins.list[bytes | None] = await pipe.execute() if ids else []
-        found: builtins.list[CheckpointMetadata] = []
-        for raw_id, meta in zip(ids, metas, strict=True):
-            if meta is None:  # expired, or deleted between the two reads
-                continue
-            metadata = self._parse(CheckpointMetadata, meta.decode(), self._cp + raw_id.decode())
-            if workflow_id is not None and metadata.workflow_id != workflow_id:
-                continue
-            if run_id is not None and metadata.run_id != run_id:
-                continue
-            found.append(metadata)
-        found.sort(key=checkpoint_order)
-        return found
+        found = [
+            self._parse(CheckpointMetadata, meta.decode(), self._cp + raw_id.decode())
+            for raw_id, meta in zip(ids, metas, strict=True)
+            if meta is not None  # None: expired, or deleted between the two reads
+        ]
+        return select_checkpoints(found, run_id=run_id, workflow_id=workflow_id)
 
     async def latest(self, run_id: str) -> Checkpoint | None:
         """The run's checkpoint with the highest superstep (newest on ties), or None."""
-        for metadata in reversed(await self.list(run_id=run_id)):
-            checkpoint = await self.load(metadata.id)
-            if checkpoint is not None and checkpoint.run_id == run_id:
-                return checkpoint
-        return None
+        return await latest_listed_checkpoint(self, run_id)
 
     async def delete(self, checkpoint_id: str) -> bool:
         """Remove one checkpoint and its index entries; True if it existed."""
@@ -256,8 +246,7 @@ class RedisCheckpointStore(RedisBacked):
         Raises:
             ValueError: ``n`` is negative.
         """
-        if n < 0:
-            raise ValueError(f"cleanup_keep_last needs n >= 0 checkpoints to keep, got {n}")
+        check_keep_last(n)
         ordered = await self.list(run_id=run_id)
         doomed = ordered[: max(len(ordered) - n, 0)]
         if not doomed:
@@ -276,11 +265,8 @@ class RedisCheckpointStore(RedisBacked):
         try:
             return model.model_validate_json(text)
         except ValidationError as exc:
-            first = exc.errors(include_url=False, include_input=False)[0]
-            where = ".".join(str(part) for part in first["loc"]) or "document"
-            raise self._corrupt(
-                key, f"not a valid {model.__name__} ({where}: {first['msg']})"
-            ) from None
+            problem = describe_validation_error(exc)
+            raise self._corrupt(key, f"not a valid {model.__name__} ({problem})") from None
 
     def _corrupt(self, key: str, why: str) -> CheckpointError:
         return CheckpointError(

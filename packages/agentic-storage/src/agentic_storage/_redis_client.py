@@ -22,10 +22,9 @@ from redis.asyncio.connection import parse_url
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 
-from agentic_core import StorageError
-from agentic_storage._urls import redact_url
+from agentic_core import StorageError, redact_url
 
-__all__ = ["DEFAULT_REDIS_URL", "RedisBacked", "RedisConnection", "redact_url"]
+__all__ = ["DEFAULT_REDIS_URL", "RedisBacked", "RedisConnection"]
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 _MASK = "***"
@@ -77,7 +76,7 @@ class RedisConnection:
         self._given: aioredis.Redis | None = None
         if isinstance(target, str):
             self._url = target
-            self.label = redact_url(target)
+            self.label = redact_url(target, keep_user=True)  # an ACL user name is no secret
             # Fail now, naming the (redacted) URL, rather than on the first command.
             try:
                 parse_url(target)

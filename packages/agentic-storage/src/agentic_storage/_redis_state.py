@@ -11,8 +11,8 @@ from typing import Any, cast
 import redis.asyncio as aioredis
 
 from agentic_core import StorageError
-from agentic_core.stores import encode_json_value
-from agentic_storage._codec import ForeignValueError, decode_text, encode_text
+from agentic_core.stores import ForeignValueError, encode_json_value
+from agentic_storage._codec import decode_text, encode_text
 from agentic_storage._redis_client import DEFAULT_REDIS_URL, RedisBacked, RedisConnection
 
 __all__ = ["RedisStateStore"]
