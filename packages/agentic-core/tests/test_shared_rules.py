@@ -26,6 +26,7 @@ from agentic_core.stores import (
     Checkpoint,
     ForeignValueError,
     InMemoryCheckpointStore,
+    checkpoints_beyond,
     frame_value,
     latest_listed_checkpoint,
     select_checkpoints,
@@ -172,6 +173,17 @@ async def test_latest_listed_checkpoint_is_the_highest_superstep_of_the_run() ->
     assert latest is not None
     assert latest.superstep == 3
     assert await latest_listed_checkpoint(store, "nobody") is None
+
+
+async def test_checkpoints_beyond_are_all_but_the_n_newest() -> None:
+    store = InMemoryCheckpointStore()
+    for superstep in range(4):
+        await store.save(_checkpoint("r1", superstep))
+
+    assert [m.superstep for m in await checkpoints_beyond(store, "r1", 1)] == [0, 1, 2]
+    assert await checkpoints_beyond(store, "r1", 9) == []
+    with pytest.raises(ValueError, match="n >= 0"):
+        await checkpoints_beyond(store, "r1", -1)
 
 
 # -- stored-value framing -------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from agentic_core import Checkpoint, CheckpointError, CheckpointMetadata, StorageError
 from agentic_core.stores import (
     ForeignValueError,
-    check_keep_last,
+    checkpoints_beyond,
     describe_validation_error,
     dump_checkpoint_json,
     latest_listed_checkpoint,
@@ -246,9 +246,7 @@ class RedisCheckpointStore(RedisBacked):
         Raises:
             ValueError: ``n`` is negative.
         """
-        check_keep_last(n)
-        ordered = await self.list(run_id=run_id)
-        doomed = ordered[: max(len(ordered) - n, 0)]
+        doomed = await checkpoints_beyond(self, run_id, n)
         if not doomed:
             return 0
         return await self._delete_ids([metadata.id for metadata in doomed])

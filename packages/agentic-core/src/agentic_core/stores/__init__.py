@@ -2,7 +2,8 @@
 
 The lowercase names are for the authors of other back-ends, so every one behaves alike:
 the checkpoint-store rules (``select_checkpoints``, the filter and order of every ``list``;
-``latest_listed_checkpoint``; ``check_keep_last``; ``dump_checkpoint_json``/``_dict``, which name
+``latest_listed_checkpoint``; ``checkpoints_beyond``, what ``cleanup_keep_last`` deletes;
+``check_keep_last``; ``dump_checkpoint_json``/``_dict``, which name
 the checkpoint that is not JSON-able; ``describe_validation_error``, a corrupt document in one
 line), the framing of stored bytes (``frame_value``/``unframe_value``, ``ForeignValueError``),
 ``encode_json_value`` (the JSON-ability check of every ``StateStore``), the subject, payload and
@@ -28,6 +29,7 @@ from agentic_core.stores._bus_rules import (
 from agentic_core.stores._checkpoint_rules import (
     check_keep_last,
     checkpoint_order,
+    checkpoints_beyond,
     describe_validation_error,
     dump_checkpoint_dict,
     dump_checkpoint_json,
@@ -73,6 +75,7 @@ __all__ = [
     "check_vector",
     "check_vector_points",
     "checkpoint_order",
+    "checkpoints_beyond",
     "describe_validation_error",
     "dump_checkpoint_dict",
     "dump_checkpoint_json",

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = [
     "check_keep_last",
     "checkpoint_order",
+    "checkpoints_beyond",
     "describe_validation_error",
     "dump_checkpoint_dict",
     "dump_checkpoint_json",
@@ -64,6 +65,20 @@ async def latest_listed_checkpoint(store: CheckpointStore, run_id: str) -> Check
         if checkpoint is not None and checkpoint.run_id == run_id:
             return checkpoint
     return None
+
+
+async def checkpoints_beyond(
+    store: CheckpointStore, run_id: str, n: int
+) -> list[CheckpointMetadata]:
+    """What ``store.cleanup_keep_last(run_id, n)`` deletes, for a back-end that lists: every
+    checkpoint of the run but the ``n`` newest, oldest first.
+
+    Raises:
+        ValueError: ``n`` is negative.
+    """
+    check_keep_last(n)
+    ordered = await store.list(run_id=run_id)
+    return ordered[: max(len(ordered) - n, 0)]
 
 
 def check_keep_last(n: int) -> None:

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from agentic_core._errors import CheckpointError
 from agentic_core.protocols._checkpoint import Checkpoint, CheckpointMetadata
 from agentic_core.stores._checkpoint_rules import (
-    check_keep_last,
+    checkpoints_beyond,
     describe_validation_error,
     dump_checkpoint_dict,
     latest_listed_checkpoint,
@@ -143,9 +143,7 @@ class StateStoreCheckpointStore:
         Raises:
             ValueError: ``n`` is negative.
         """
-        check_keep_last(n)
-        ordered = await self.list(run_id=run_id)
-        doomed = ordered[: max(len(ordered) - n, 0)]
+        doomed = await checkpoints_beyond(self, run_id, n)
         deleted = await asyncio.gather(
             *(self._delete_indexed(run_id, metadata.id) for metadata in doomed)
         )
