@@ -18,8 +18,9 @@ import pytest
 from pydantic import BaseModel
 
 from agentic_bus import NatsBus, PayloadTooLargeError, subject_token
-from agentic_bus._events_replay import replay_events
-from agentic_bus._events_sink import NatsEventSink, event_codec
+from agentic_bus._events._naming import event_codec
+from agentic_bus._events._replay import replay_events
+from agentic_bus._events._sink import NatsEventSink
 from agentic_core import (
     AgentRunUpdateEvent,
     BusError,

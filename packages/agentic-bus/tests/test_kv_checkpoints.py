@@ -16,8 +16,8 @@ from kv_helpers import bucket_subjects, delete_bucket
 from nats.aio.client import Client as NatsClient
 
 from agentic_bus import CoordinatorFencedError
-from agentic_bus._kv_checkpoints import NatsCheckpointStore, RunHead
-from agentic_bus._kv_keys import encode_key
+from agentic_bus._kv._checkpoints import NatsCheckpointStore, RunHead
+from agentic_bus._kv._keys import encode_key
 from agentic_core import Checkpoint, CheckpointError, StorageError
 from agentic_core.protocols import CheckpointStore
 from agentic_core.testing.conformance import CheckpointStoreConformance, make_checkpoint

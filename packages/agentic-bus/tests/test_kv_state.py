@@ -5,6 +5,7 @@ key escaping (property tests)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import secrets
 import time
@@ -20,9 +21,9 @@ from kv_helpers import bucket_subjects, delete_bucket, new_bucket
 from nats.aio.client import Client as NatsClient
 
 from agentic_bus import NatsBus
-from agentic_bus._kv_keys import decode_key, encode_key
-from agentic_bus._kv_parts import ttl_header
-from agentic_bus._kv_state import NatsKVStateStore
+from agentic_bus._kv._framing import ttl_header
+from agentic_bus._kv._keys import decode_key, encode_key
+from agentic_bus._kv._state import NatsKVStateStore
 from agentic_core import Memory, StateStoreCheckpointStore, StateStoreMemoryProvider, StorageError
 from agentic_core.protocols import CheckpointStore, StateStore
 from agentic_core.testing.conformance import CheckpointStoreConformance, StateStoreConformance
@@ -333,6 +334,26 @@ def test_bad_arguments_are_refused() -> None:
 async def test_set_refuses_a_non_positive_ttl(store: NatsKVStateStore) -> None:
     with pytest.raises(ValueError, match="ttl_s"):
         await store.set("k", 1, ttl_s=0)
+
+
+# --- the stored bytes ----------------------------------------------------------------------------
+
+
+async def test_values_keep_their_framing_on_the_wire(
+    store: NatsKVStateStore, raw_client: NatsClient
+) -> None:
+    js = raw_client.jetstream()
+    await store.set("small", {"b": 2})
+    await store.set("large", "x" * 1_500_000)
+    await js.publish(f"$KV.{store.bucket}.written-before", b'\x00J{"a": [1, 2]}')
+
+    small = await js.get_last_msg(f"KV_{store.bucket}", f"$KV.{store.bucket}.small")
+    large = await js.get_last_msg(f"KV_{store.bucket}", f"$KV.{store.bucket}.large")
+
+    assert await store.get("written-before") == {"a": [1, 2]}  # stored by an earlier release
+    assert (small.data or b"")[:2] == b"\x00J"
+    assert json.loads((small.data or b"")[2:]) == {"b": 2}
+    assert (large.data or b"").startswith(b'\x00P{"v":1,"id":')  # a manifest of parts
 
 
 # --- values that are not ours --------------------------------------------------------------------

@@ -10,7 +10,14 @@ from collections.abc import AsyncIterator
 import pytest
 import structlog
 
-from agentic_bus import NatsBus, NatsConnectionError, PayloadTooLargeError
+from agentic_bus import (
+    NatsBus,
+    NatsCheckpointStore,
+    NatsConnectionError,
+    NatsKVStateStore,
+    NatsRuntime,
+    PayloadTooLargeError,
+)
 from agentic_core import BusClosedError, MessageBus
 from agentic_core.testing.conformance import MessageBusConformance
 
@@ -49,6 +56,24 @@ async def test_a_token_url_is_redacted_in_repr_and_errors() -> None:
     with pytest.raises(NatsConnectionError) as caught:
         await bus.publish("a.b", b"x")
     assert "tok3n-value" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("servers", "shown"),
+    [
+        ("nats://tok3n-value@h:4222", "nats://***@h:4222"),
+        ("nats://ada:s3cret@h:4222", "nats://ada:***@h:4222"),
+        ("nats://h:4222/?token=s3cret&name=x", "nats://h:4222/?token=***&name=x"),
+        (["nats://a:1", "nats://tok3n@b:2"], "nats://a:1, nats://***@b:2"),
+    ],
+)
+def test_every_store_and_the_bus_show_urls_by_cores_one_rule(
+    servers: str | list[str], shown: str
+) -> None:
+    assert NatsBus(servers).url == shown
+    assert NatsKVStateStore(servers).url == shown
+    assert NatsCheckpointStore(servers).url == shown
+    assert shown in repr(NatsRuntime(servers))
 
 
 async def test_a_payload_over_max_payload_is_a_typed_error(nats_server: str) -> None:

@@ -386,7 +386,7 @@ async def test_a_malformed_request_gets_an_error_reply_naming_the_problem(
 
     assert isinstance(not_json, ErrorReply)
     assert not_json.error.type == MALFORMED_REQUEST
-    assert "not valid JSON" in not_json.error.message
+    assert "Invalid JSON" in not_json.error.message
     assert isinstance(wrong_field, ErrorReply)
     assert "messages" in wrong_field.error.message
     assert isinstance(reserved, ErrorReply)

@@ -26,7 +26,7 @@ from agentic_bus import (
     Worker,
     replay_events,
 )
-from agentic_bus._protocol import TaskMessage, TaskResultMessage
+from agentic_bus._task_wire import TaskMessage, TaskResultMessage
 from agentic_core import (
     AgentRunUpdateEvent,
     Invocation,

@@ -158,6 +158,7 @@ LAYOUTS: list[tuple[str, Build, str]] = [
         "agentic.workflow.the-id.superstep.completed",
     ),
     ("workflow_all", lambda s, i: s.workflow_all(i), "agentic.workflow.the-id.>"),
+    ("workflows", lambda s, _i: s.workflows(), "agentic.workflow.>"),
     ("executor", lambda s, i: s.executor(i, "started"), "agentic.executor.the-id.started"),
     (
         "executor_event",
@@ -171,9 +172,15 @@ LAYOUTS: list[tuple[str, Build, str]] = [
     ("tasks", lambda s, _i: s.tasks(), "agentic.task.>"),
     ("pool_tasks", lambda s, i: s.pool_tasks(i), "agentic.task.the-id.>"),
     ("run_tasks", lambda s, i: s.run_tasks(i), "agentic.task.*.the-id.>"),
+    ("superstep_tasks", lambda s, i: s.superstep_tasks(i, 3), "agentic.task.*.the-id.3.*"),
     ("task", lambda s, i: s.task(i, i, 3, i), "agentic.task.the-id.the-id.3.the-id"),
     ("results", lambda s, _i: s.results(), "agentic.result.>"),
     ("run_results", lambda s, i: s.run_results(i), "agentic.result.the-id.>"),
+    (
+        "superstep_results",
+        lambda s, i: s.superstep_results(i, 2),
+        "agentic.result.the-id.2.>",
+    ),
     ("result", lambda s, i: s.result(i, 2, i, 1), "agentic.result.the-id.2.the-id.1"),
     ("committed", lambda s, i: s.committed(i), "agentic.workflow.the-id.committed"),
     ("live", lambda s, i: s.live(i, i), "agentic.live.the-id.the-id"),
@@ -182,6 +189,7 @@ LAYOUTS: list[tuple[str, Build, str]] = [
     ("responses", lambda s, i: s.responses(i), "agentic.response.the-id.*"),
     ("audit", lambda s, i: s.audit(i, "decision"), "agentic.audit.the-id.decision"),
     ("audit", lambda s, i: s.audit(i, i), "agentic.audit.the-id.the-id"),
+    ("audits", lambda s, _i: s.audits(), "agentic.audit.>"),
 ]
 LAYOUT_IDS = [f"{name}:{layout}" for name, _, layout in LAYOUTS]
 

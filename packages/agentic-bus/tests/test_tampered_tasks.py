@@ -14,8 +14,8 @@ from bus_graphs import Blob, Echo
 from nats.js.client import JetStreamContext
 
 from agentic_bus import NatsRuntime, PoolSettings, Worker
-from agentic_bus._protocol import TaskResultMessage
 from agentic_bus._subjects import subject_token
+from agentic_bus._task_wire import TaskResultMessage
 from agentic_core import Workflow, WorkflowBuilder, WorkflowExecutionError
 
 SETTINGS = PoolSettings(ack_wait_s=1.0, max_deliver=3)

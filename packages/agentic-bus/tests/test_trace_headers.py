@@ -23,8 +23,8 @@ from opentelemetry.util._once import Once  # pyright: ignore[reportPrivateUsage]
 from agentic_bus import NatsBus, NatsEventSink, NatsRuntime, PoolSettings, Worker
 from agentic_bus._agent_proxy import ProxyAgent
 from agentic_bus._agent_server import serve_agent
-from agentic_bus._protocol import TaskMessage
 from agentic_bus._subjects import Subjects
+from agentic_bus._task_wire import TaskMessage
 from agentic_core import (
     BusMessage,
     ChatAgent,

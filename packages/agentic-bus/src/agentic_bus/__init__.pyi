@@ -10,11 +10,11 @@ from agentic_bus._errors import CoordinatorFencedError as CoordinatorFencedError
 from agentic_bus._errors import NatsConnectionError as NatsConnectionError
 from agentic_bus._errors import NoWorkerError as NoWorkerError
 from agentic_bus._errors import PayloadTooLargeError as PayloadTooLargeError
-from agentic_bus._events_replay import replay_events as replay_events
-from agentic_bus._events_sink import NatsEventSink as NatsEventSink
-from agentic_bus._kv_checkpoints import NatsCheckpointStore as NatsCheckpointStore
-from agentic_bus._kv_checkpoints import RunHead as RunHead
-from agentic_bus._kv_state import NatsKVStateStore as NatsKVStateStore
+from agentic_bus._events._replay import replay_events as replay_events
+from agentic_bus._events._sink import NatsEventSink as NatsEventSink
+from agentic_bus._kv._checkpoints import NatsCheckpointStore as NatsCheckpointStore
+from agentic_bus._kv._checkpoints import RunHead as RunHead
+from agentic_bus._kv._state import NatsKVStateStore as NatsKVStateStore
 from agentic_bus._pool import PoolSettings as PoolSettings
 from agentic_bus._requests import PendingRequest as PendingRequest
 from agentic_bus._requests import answer_request as answer_request

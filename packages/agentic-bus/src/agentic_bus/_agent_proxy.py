@@ -25,7 +25,6 @@ from agentic_bus._agent_wire import (
     ThreadReply,
     ThreadRequest,
     UpdateFrame,
-    describe_validation_error,
     parse_reply,
     parse_stream_frame,
 )
@@ -44,7 +43,9 @@ from agentic_core import (
     NoRespondersError,
     Subscription,
     inject_trace_context,
+    to_messages,
 )
+from agentic_core.stores import describe_validation_error
 
 __all__ = ["ProxyAgent", "RemoteThreadStore"]
 
@@ -330,7 +331,7 @@ class ProxyAgent:
                 history = await thread.list_messages()  # a thread kept here: send it along
         return AgentRunRequest(
             agent_id=self.id,
-            messages=_as_messages(messages),
+            messages=to_messages(messages),
             thread_id=thread_id,
             thread_metadata=metadata,
             history=history,
@@ -375,16 +376,6 @@ class ProxyAgent:
                 f"remote agent {self.id!r} sent a stream frame outside the agent protocol: "
                 f"{describe_validation_error(exc)}"
             ) from exc
-
-
-def _as_messages(messages: str | ChatMessage | Sequence[ChatMessage] | None) -> list[ChatMessage]:
-    if messages is None:
-        return []
-    if isinstance(messages, str):
-        return [ChatMessage.user(messages)]
-    if isinstance(messages, ChatMessage):
-        return [messages]
-    return list(messages)
 
 
 def _remote_options(options: object) -> RemoteChatOptions | None:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal, Self, TypeVar, cast
+from dataclasses import dataclass
+from typing import Any, Literal, Self, TypeVar
 
 import structlog
 from pydantic import BaseModel, ValidationError
@@ -36,27 +36,24 @@ from agentic_bus._agent_wire import (
     ThreadReply,
     ThreadRequest,
     UpdateFrame,
-    describe_validation_error,
     error_info,
 )
-from agentic_bus._served_threads import served_thread_store
-from agentic_bus._subjects import Subjects, subject_token
+from agentic_bus._served_threads import ServedThreads, served_thread_store
+from agentic_bus._subjects import Subjects
 from agentic_core import (
     Agent,
     AgentResponseUpdate,
     AgentThread,
     BusError,
     BusMessage,
-    ChatMessage,
     ChatOptions,
     InvalidSubjectError,
     MessageBus,
     StateStore,
-    StateStoreMessageStore,
     Subscription,
     trace_context,
 )
-from agentic_core.stores import check_subject
+from agentic_core.stores import check_subject, describe_validation_error
 
 __all__ = ["AgentServer", "serve_agent"]
 
@@ -149,7 +146,7 @@ class AgentServer:
         self._queue = queue
         self._names = subjects
         self._thread_store = thread_store
-        self._threads = _ServedThreads(thread_store, self._agent_id, thread_ttl_s)
+        self._threads = ServedThreads(thread_store, self._agent_id, thread_ttl_s)
         self._slots = asyncio.Semaphore(max_concurrency)
         self._subscriptions: list[Subscription] = []
         self._loops: list[asyncio.Task[None]] = []
@@ -495,88 +492,6 @@ class _Tracked:
     """Stream frames sent so far."""
     done: bool = False
     """The answer is complete (a shutdown now must not send an error after it)."""
-
-
-@dataclass(slots=True)
-class _ThreadLock:
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    users: int = 0
-
-
-class _ServedThreads:
-    """The histories and metadata of served threads, in a StateStore, one writer at a time.
-
-    Keys: ``agent-threads/{agent}/{thread}`` (the messages, through ``StateStoreMessageStore``)
-    and ``agent-thread-metadata/{agent}/{thread}``, ids escaped by ``subject_token`` so any id
-    makes a valid key for every back-end (NATS KV included).
-    """
-
-    def __init__(self, store: StateStore, agent_id: str, ttl_s: float | None) -> None:
-        self._store = store
-        agent = subject_token(agent_id)
-        self._messages_prefix = f"agent-threads/{agent}"
-        self._metadata_prefix = f"agent-thread-metadata/{agent}"
-        self._ttl_s = ttl_s
-        self._locks: dict[str, _ThreadLock] = {}
-
-    def message_store(self, thread_id: str) -> StateStoreMessageStore:
-        """The history of ``thread_id``."""
-        return StateStoreMessageStore(
-            self._store, subject_token(thread_id), prefix=self._messages_prefix, ttl_s=self._ttl_s
-        )
-
-    @contextlib.asynccontextmanager
-    async def locked(self, thread_id: str) -> AsyncGenerator[None, None]:
-        """One run or change of ``thread_id`` at a time in this process."""
-        entry = self._locks.setdefault(thread_id, _ThreadLock())
-        entry.users += 1
-        try:
-            async with entry.lock:
-                yield
-        finally:
-            entry.users -= 1
-            if entry.users == 0:
-                del self._locks[thread_id]
-
-    @contextlib.asynccontextmanager
-    async def open(self, request: AgentRunRequest) -> AsyncGenerator[AgentThread | None, None]:
-        """The thread ``request`` runs in (None: a one-off run), its metadata saved after."""
-        thread_id = request.thread_id
-        if thread_id is None:
-            yield None
-            return
-        async with self.locked(thread_id):
-            store = self.message_store(thread_id)
-            if request.history is not None:
-                await store.replace_messages(request.history)
-            metadata_key = f"{self._metadata_prefix}/{subject_token(thread_id)}"
-            saved = await self._store.get(metadata_key)
-            stored = cast("dict[str, Any]", saved) if isinstance(saved, dict) else {}
-            metadata = {**stored, **request.thread_metadata}
-            thread = AgentThread(id=thread_id, message_store=store, metadata=metadata)
-            yield thread
-            if thread.metadata != stored:
-                await self._store.set(metadata_key, thread.metadata, ttl_s=self._ttl_s)
-
-    async def apply(self, request: ThreadRequest) -> list[ChatMessage]:
-        """Carry out a ``thread`` request; the history for ``list``, else ``[]``.
-
-        ``add`` skips messages already in the history (same ``message_id``), so adding a
-        conversation back (a workflow restoring its checkpoint) never duplicates it.
-        """
-        async with self.locked(request.thread_id):
-            store = self.message_store(request.thread_id)
-            if request.op == "list":
-                return await store.list_messages()
-            if request.op == "replace":
-                await store.replace_messages(request.messages)
-                return []
-            current = await store.list_messages()
-            known = {m.message_id for m in current}
-            new = [m for m in request.messages if m.message_id not in known]
-            if new:
-                await store.replace_messages([*current, *new])
-            return []
 
 
 def _run_kwargs(request: AgentRunRequest) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from agentic_core import AgentError, AgentResponse, AgentResponseUpdate, ChatMessage
 
@@ -40,7 +40,6 @@ __all__ = [
     "ThreadReply",
     "ThreadRequest",
     "UpdateFrame",
-    "describe_validation_error",
     "error_info",
     "parse_reply",
     "parse_stream_frame",
@@ -215,18 +214,6 @@ def error_info(exc: BaseException) -> RemoteErrorInfo:
     if len(message) > _MAX_ERROR_MESSAGE:
         message = message[:_MAX_ERROR_MESSAGE] + " [...]"
     return RemoteErrorInfo(type=type(exc).__name__, message=message)
-
-
-def describe_validation_error(error: ValidationError) -> str:
-    """What was wrong with a request, field by field (at most five), e.g. ``messages: ...``."""
-    parts: list[str] = []
-    for item in error.errors()[:5]:
-        where = ".".join(str(p) for p in item["loc"])
-        if item["type"] == "json_invalid":
-            parts.append(f"the body is not valid JSON ({item['msg']})")
-        else:
-            parts.append(f"{where or 'body'}: {item['msg']}")
-    return "; ".join(parts)
 
 
 class RemoteAgentError(AgentError):

@@ -15,7 +15,6 @@ from nats.aio.subscription import Subscription as NatsSubscriptionHandle
 
 from agentic_bus._connect import DEFAULT_NATS_URL, connect_nats, flush_ordered
 from agentic_bus._errors import PayloadTooLargeError
-from agentic_bus._urls import redact_urls
 from agentic_core import (
     BusClosedError,
     BusError,
@@ -23,6 +22,7 @@ from agentic_core import (
     BusPayload,
     BusTimeoutError,
     NoRespondersError,
+    redact_urls,
 )
 from agentic_core.stores import (
     QueuedSubscription,

@@ -1,14 +1,15 @@
-"""``agentic-worker MODULE:FACTORY --nats URL``: a worker process for a workflow.
+"""``agentic-worker [URL] MODULE:FACTORY``: a worker process for a workflow.
 
 Also reachable as ``python -m agentic_bus worker ...`` and, once the ``agentic`` command is
-installed, as ``agentic worker ...`` (entry point group ``agentic.commands``).
+installed, as ``agentic worker ...`` (entry point group ``agentic.commands``). The server is the
+first argument or ``--nats URL``; ``MODULE:FACTORY`` is found as ``agentic graph`` finds it
+(core's ``load_object``: the current directory first, so ``flows:build`` is ``./flows.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -16,27 +17,24 @@ from typing import Any
 from agentic_bus._connect import DEFAULT_NATS_URL
 from agentic_bus._pool import PoolSettings
 from agentic_bus._worker import Worker
-from agentic_core import BusError, WorkflowGraph, configure_logging
+from agentic_core import (
+    BusError,
+    ObjectReferenceError,
+    WorkflowGraph,
+    configure_logging,
+    load_object,
+)
 
 __all__ = ["load_factory", "main", "worker_command"]
 
 
 def load_factory(spec: str) -> Any:
-    """The object ``MODULE:NAME`` names (a workflow or a function building one)."""
-    module_name, sep, attribute = spec.partition(":")
-    if not sep or not module_name or not attribute:
-        raise SystemExit(f"expected MODULE:FACTORY (e.g. myapp.flows:build), got {spec!r}")
+    """The object ``MODULE:NAME`` names (a workflow or a function building one), found as
+    core's ``load_object`` finds it; a bad reference exits with its message."""
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise SystemExit(f"cannot import module {module_name!r}: {exc}") from None
-    try:
-        target: Any = module
-        for part in attribute.split("."):
-            target = getattr(target, part)
-    except AttributeError:
-        raise SystemExit(f"module {module_name!r} has no attribute {attribute!r}") from None
-    return target
+        return load_object(spec, what="workflow factory")
+    except ObjectReferenceError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,8 +42,12 @@ def _parser() -> argparse.ArgumentParser:
         prog="agentic-worker",
         description="Run executor invocations of a workflow taken from NATS JetStream.",
     )
+    parser.add_argument(
+        "url", nargs="?", default=None, metavar="URL",
+        help=f"NATS server URL (or --nats; default {DEFAULT_NATS_URL})",
+    )  # fmt: skip
     parser.add_argument("factory", help="MODULE:FACTORY returning the workflow (or the workflow)")
-    parser.add_argument("--nats", default=DEFAULT_NATS_URL, help="NATS server URL")
+    parser.add_argument("--nats", default=None, help="NATS server URL (or the first argument)")
     parser.add_argument("--pool", default=None, help="pool to serve (default: the workflow's)")
     parser.add_argument("--build", default=None, help="build id (as NatsRuntime(build=...))")
     parser.add_argument("--slots", type=int, default=8, help="tasks run at once")
@@ -71,7 +73,7 @@ async def _serve(args: argparse.Namespace) -> None:
         raise SystemExit(f"{args.factory} did not give a workflow (got {type(workflow).__name__})")
     worker = Worker(
         workflow,
-        args.nats,
+        args.servers,
         pool=args.pool,
         build=args.build,
         slots=args.slots,
@@ -91,9 +93,20 @@ async def _serve(args: argparse.Namespace) -> None:
     await running
 
 
+def _servers(parser: argparse.ArgumentParser, url: str | None, option: str | None) -> str:
+    """The server from ``URL`` or ``--nats`` (one of them, else the default)."""
+    if url is not None and option is not None:
+        parser.error(f"give the server once: {url!r} or --nats {option!r}")
+    if url is not None and "://" not in url:
+        parser.error(f"{url!r} is not a server URL (nats://host:port); usage: [URL] MODULE:FACTORY")
+    return url or option or DEFAULT_NATS_URL
+
+
 def worker_command(argv: Sequence[str] | None = None) -> int:
     """Run a worker until SIGTERM/SIGINT; the exit code."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    args.servers = _servers(parser, args.url, args.nats)
     try:
         configure_logging(json=args.log_json, level=args.log_level)  # logs on stderr
     except ValueError as exc:

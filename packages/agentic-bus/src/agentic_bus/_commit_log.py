@@ -18,10 +18,10 @@ from typing import Any
 from nats.js.client import JetStreamContext
 from nats.js.errors import NotFoundError
 
-from agentic_bus._blobs import BLOB_THRESHOLD, Blobs
-from agentic_bus._pool import EVENTS_MAX_AGE_S, EVENTS_STREAM
-from agentic_bus._protocol import BlobRef
+from agentic_bus._kv._blobs import BLOB_THRESHOLD, Blobs
+from agentic_bus._streams import EVENTS_MAX_AGE_S, EVENTS_STREAM
 from agentic_bus._subjects import Subjects, subject_token
+from agentic_bus._task_wire import BlobRef
 from agentic_core import (
     Checkpoint,
     CheckpointError,

@@ -18,9 +18,10 @@ import structlog
 from nats.aio.client import Client as NatsClient
 
 from agentic_bus._errors import NatsConnectionError
-from agentic_bus._urls import redact_urls
+from agentic_bus._nats_errors import describe_error
+from agentic_core import redact_urls
 
-__all__ = ["DEFAULT_NATS_URL", "connect_nats", "flush_ordered"]
+__all__ = ["DEFAULT_NATS_URL", "connect_nats", "flush_ordered", "redact_urls_in"]
 
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
 
@@ -119,17 +120,17 @@ async def connect_nats(
         with contextlib.suppress(Exception):
             await client.close()
         cause = callbacks.last_error or exc
-        detail = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
+        detail = describe_error(cause)
         raise NatsConnectionError(
             f"cannot connect to nats-server at {label} within {connect_timeout_s:g} s "
-            f"({_redacted(detail, urls)}); is it running, and is the URL right?"
+            f"({redact_urls_in(detail, urls)}); is it running, and is the URL right?"
         ) from None
     callbacks.connected = True
     return client
 
 
-def _redacted(text: str, urls: list[str]) -> str:
-    """``text`` with every URL of ``urls`` replaced by its redacted form."""
+def redact_urls_in(text: str, urls: Sequence[str]) -> str:
+    """``text`` (an error from nats-py, say) with every URL of ``urls`` in it redacted."""
     for url in urls:
         text = text.replace(url, redact_urls(url))
     return text

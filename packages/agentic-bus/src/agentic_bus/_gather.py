@@ -27,18 +27,17 @@ from nats.aio.msg import Msg
 from nats.js.client import JetStreamContext
 from nats.js.errors import NotFoundError
 
-from agentic_bus._blobs import BLOB_THRESHOLD, Blobs
 from agentic_bus._errors import NoWorkerError
-from agentic_bus._pool import (
+from agentic_bus._kv._blobs import BLOB_THRESHOLD, Blobs
+from agentic_bus._pool import PoolSettings, consumer_name
+from agentic_bus._streams import (
     ADVISORIES_STREAM,
-    MAX_DELIVERIES_ADVISORY,
     RESULTS_STREAM,
     TASKS_STREAM,
-    PoolSettings,
-    consumer_name,
+    max_deliveries_advisory,
 )
-from agentic_bus._protocol import TaskMessage, TaskResultMessage
 from agentic_bus._subjects import Subjects, subject_token
+from agentic_bus._task_wire import TaskMessage, TaskResultMessage
 from agentic_core import Invocation, InvocationResult, WorkflowExecutionError, WorkflowGraph
 
 __all__ = ["Coordinator", "Gather"]
@@ -107,10 +106,10 @@ class Gather:
     async def subscribe(self) -> None:
         client = await self.runtime.client()
         subjects = self.runtime.subjects
-        pattern = f"{subjects.prefix}.result.{subject_token(self.run_id)}.{self.superstep}.>"
+        pattern = subjects.superstep_results(self.run_id, self.superstep)
         self.subscriptions.append(await client.subscribe(pattern, cb=self._on_result))  # pyright: ignore[reportUnknownMemberType]
         for pool in set(self.pools.values()):
-            advisory = _advisory_subject(pool, self.runtime.subjects)
+            advisory = max_deliveries_advisory(consumer_name(pool, subjects))
             self.subscriptions.append(await client.subscribe(advisory, cb=self._on_advisory))  # pyright: ignore[reportUnknownMemberType]
         if any(inv.live is not None for inv in self.invocations):
             live = subjects.live_all(self.run_id)
@@ -238,7 +237,7 @@ class Gather:
         """Advisories stored while nobody listened (this coordinator was down): read once."""
         cursors = self.advisory_cursors
         for pool in set(self.pools.values()):
-            subject = _advisory_subject(pool, self.runtime.subjects)
+            subject = max_deliveries_advisory(consumer_name(pool, self.runtime.subjects))
             key = (pool, self.run_id)
             while True:
                 try:
@@ -337,8 +336,3 @@ class Gather:
         if message.blob is not None:
             encoded = json.loads(await self.blobs.get(message.blob))
         return InvocationResult.from_data(self.workflow.type_registry.decode(encoded))
-
-
-def _advisory_subject(pool: str, subjects: Subjects) -> str:
-    """The server's max-deliveries advisory subject for ``pool``'s consumer."""
-    return f"{MAX_DELIVERIES_ADVISORY}.{TASKS_STREAM}.{consumer_name(pool, subjects)}"

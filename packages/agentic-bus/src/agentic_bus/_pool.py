@@ -1,7 +1,8 @@
-"""What coordinators and workers declare alike: the task and result streams, pool consumers.
+"""Worker pools: their delivery settings, default names and durable consumers.
 
-Every process declares the same objects with the same settings, so whichever starts first
-creates them and the others bind (see ``_jetstream``).
+A pool is the set of workers that take one kind of task from ``AGENTIC_TASKS`` (``_streams``)
+through one durable pull consumer. Coordinators and workers declare it alike, so whichever
+starts first creates it and the others bind.
 """
 
 from __future__ import annotations
@@ -12,55 +13,11 @@ from nats.js import api
 from nats.js.client import JetStreamContext
 from nats.js.errors import NotFoundError
 
-from agentic_bus._jetstream import ensure_stream
+from agentic_bus._streams import TASKS_STREAM
 from agentic_bus._subjects import Subjects, subject_token
 from agentic_core import WorkflowGraph
 
-__all__ = [
-    "ADVISORIES_STREAM",
-    "DUPLICATE_WINDOW_S",
-    "EVENTS_MAX_AGE_S",
-    "EVENTS_STREAM",
-    "MAX_DELIVERIES_ADVISORY",
-    "MAX_MSG_SIZE",
-    "RESULTS_STREAM",
-    "TASKS_STREAM",
-    "PoolSettings",
-    "consumer_name",
-    "declare_events_stream",
-    "declare_streams",
-    "ensure_pool_consumer",
-    "events_stream_config",
-    "pool_of",
-]
-
-MAX_MSG_SIZE = 2 * 1024 * 1024
-"""The largest message any agentic stream takes (claim checks cover anything bigger)."""
-DUPLICATE_WINDOW_S = 120.0
-"""How long a stream deduplicates ``Nats-Msg-Id``s."""
-EVENTS_MAX_AGE_S = 7 * 24 * 3600.0
-"""How long events, audit records and the committed log are kept by default."""
-
-TASKS_STREAM = "AGENTIC_TASKS"
-RESULTS_STREAM = "AGENTIC_RESULTS"
-EVENTS_STREAM = "AGENTIC_EVENTS"
-ADVISORIES_STREAM = "AGENTIC_ADVISORIES"
-MAX_DELIVERIES_ADVISORY = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES"
-
-
-def events_stream_config(
-    subjects: Subjects, max_age_s: float = EVENTS_MAX_AGE_S
-) -> api.StreamConfig:
-    """``AGENTIC_EVENTS``: every ``agentic.workflow.>`` message (events, committed supersteps)."""
-    return api.StreamConfig(
-        name=EVENTS_STREAM,
-        subjects=[f"{subjects.prefix}.workflow.>"],
-        retention=api.RetentionPolicy.LIMITS,
-        storage=api.StorageType.FILE,
-        max_age=max_age_s,
-        duplicate_window=DUPLICATE_WINDOW_S,
-        max_msg_size=MAX_MSG_SIZE,
-    )
+__all__ = ["PoolSettings", "consumer_name", "ensure_pool_consumer", "pool_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,51 +60,6 @@ def consumer_name(pool: str, subjects: Subjects) -> str:
     if subjects.prefix == "agentic":
         return f"pool_{subject_token(pool)}"
     return f"pool_{subject_token(pool)}_{subject_token(subjects.prefix.replace('.', '_'))}"
-
-
-async def declare_streams(js: JetStreamContext, subjects: Subjects, settings: PoolSettings) -> None:
-    """The work queue of tasks and the first-writer-wins stream of results."""
-    await ensure_stream(
-        js,
-        api.StreamConfig(
-            name=TASKS_STREAM,
-            subjects=[subjects.tasks()],
-            retention=api.RetentionPolicy.WORK_QUEUE,
-            storage=api.StorageType.FILE,
-            discard=api.DiscardPolicy.NEW,
-            duplicate_window=DUPLICATE_WINDOW_S,
-            max_msg_size=MAX_MSG_SIZE,
-        ),
-    )
-    await ensure_stream(
-        js,
-        api.StreamConfig(
-            name=RESULTS_STREAM,
-            subjects=[subjects.results()],
-            retention=api.RetentionPolicy.LIMITS,
-            storage=api.StorageType.FILE,
-            max_age=settings.results_max_age_s,
-            duplicate_window=DUPLICATE_WINDOW_S,
-            max_msg_size=MAX_MSG_SIZE,
-        ),
-    )
-    # The server's "task delivered max_deliver times" advisories, kept: a coordinator that was
-    # down when a task turned poison finds out when it resumes the run.
-    await ensure_stream(
-        js,
-        api.StreamConfig(
-            name=ADVISORIES_STREAM,
-            subjects=[f"{MAX_DELIVERIES_ADVISORY}.{TASKS_STREAM}.>"],
-            retention=api.RetentionPolicy.LIMITS,
-            storage=api.StorageType.FILE,
-            max_age=settings.results_max_age_s,
-        ),
-    )
-
-
-async def declare_events_stream(js: JetStreamContext, subjects: Subjects) -> None:
-    """``AGENTIC_EVENTS`` (workflow events and the committed log)."""
-    await ensure_stream(js, events_stream_config(subjects))
 
 
 async def ensure_pool_consumer(

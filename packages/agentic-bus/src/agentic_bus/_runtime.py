@@ -19,17 +19,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Any
 
 from nats.aio.client import Client as NatsClient
 from nats.js.client import JetStreamContext
 from nats.js.errors import NotFoundError
 
-from agentic_bus._blobs import Blobs
 from agentic_bus._commit_log import (
     CommittingStore,
     committed_outputs,
@@ -37,19 +33,18 @@ from agentic_bus._commit_log import (
     publish_committed,
 )
 from agentic_bus._connect import DEFAULT_NATS_URL, connect_nats
-from agentic_bus._errors import CoordinatorFencedError
+from agentic_bus._driven_runs import FENCED, OutputStash, RecentRuns, RunOptions, fenced_cause
 from agentic_bus._gather import Gather
-from agentic_bus._pool import (
+from agentic_bus._kv._blobs import Blobs
+from agentic_bus._pool import PoolSettings, ensure_pool_consumer, pool_of
+from agentic_bus._requests import publish_requests, wait_for_responses
+from agentic_bus._streams import (
     RESULTS_STREAM,
     TASKS_STREAM,
-    PoolSettings,
     declare_events_stream,
     declare_streams,
-    ensure_pool_consumer,
-    pool_of,
 )
-from agentic_bus._requests import publish_requests, wait_for_responses
-from agentic_bus._subjects import Subjects, subject_token
+from agentic_bus._subjects import Subjects
 from agentic_core import (
     BusError,
     Checkpoint,
@@ -66,6 +61,7 @@ from agentic_core import (
     WorkflowRunState,
     WorkflowStartedEvent,
     inject_trace_context,
+    redact_urls,
 )
 
 __all__ = ["NatsRuntime"]
@@ -120,9 +116,9 @@ class NatsRuntime:
         self._lock = asyncio.Lock()
         self._consumers: set[str] = set()
         # Bounded: a long-lived runtime forgets old runs (forgetting costs one extra read).
-        self._runs_seen = _Recent()
-        self._claimed = _Recent()
-        self._stash: dict[str, _Stash] = {}
+        self._runs_seen = RecentRuns()
+        self._claimed = RecentRuns()
+        self._stash: dict[str, OutputStash] = {}
         self._fenced_runs: set[str] = set()  # run ids a run_stream of this runtime drives
         self._store: CommittingStore | None = None
         self._advisories_read: dict[tuple[str, str], int] = {}
@@ -132,8 +128,6 @@ class NatsRuntime:
         """This runtime as a plain ``Runtime``: what the engine calls inside the runs it drives."""
 
     def __repr__(self) -> str:
-        from agentic_bus._urls import redact_urls
-
         servers = redact_urls(self._servers)
         return f"NatsRuntime({servers!r}, worker_wait_s={self.worker_wait_s:g})"
 
@@ -198,8 +192,7 @@ class NatsRuntime:
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):  # nobody will want these tasks' results
                 await js.purge_stream(  # pyright: ignore[reportUnknownMemberType]
-                    TASKS_STREAM,
-                    subject=f"{self.subjects.prefix}.task.*.{subject_token(run_id)}.{superstep}.*",
+                    TASKS_STREAM, subject=self.subjects.superstep_tasks(run_id, superstep)
                 )
             raise
         finally:
@@ -215,7 +208,7 @@ class NatsRuntime:
 
     async def _committing_store(self) -> CommittingStore:
         if self._store is None:
-            from agentic_bus._kv_checkpoints import NatsCheckpointStore
+            from agentic_bus._kv._checkpoints import NatsCheckpointStore
 
             client = await self.client()
             js = await self._jetstream()
@@ -250,7 +243,7 @@ class NatsRuntime:
         <id>``); with ``wait_for_responses_s`` this coordinator waits that long for answers sent
         with ``answer_request`` from any process and resumes the run when all have come.
         """
-        resolved = await self._resolve(message, _RunOptions(**kwargs))
+        resolved = await self._resolve(message, RunOptions(**kwargs))
         result = await self._drive(workflow, message, **resolved.engine_kwargs())
         return await self._after_pause(workflow, result, wait_for_responses_s)
 
@@ -315,7 +308,7 @@ class NatsRuntime:
             checkpoint = await self._prepare_resume(resume_run_id)
             kwargs = {**kwargs, "checkpoint_id": checkpoint.id, "responses": responses}
         else:
-            resolved = await self._resolve(message, _RunOptions(responses=responses, **kwargs))
+            resolved = await self._resolve(message, RunOptions(responses=responses, **kwargs))
             kwargs = resolved.engine_kwargs()
         store = await self._committing_store()
         run_id: str | None = None
@@ -339,7 +332,7 @@ class NatsRuntime:
                     await publish_requests(client, self.subjects, workflow, run_id, pending)
                 yield event
         except CheckpointError as exc:
-            raise _fenced_cause(exc) from exc.__cause__
+            raise fenced_cause(exc) from exc.__cause__
         finally:
             if run_id is not None:
                 self._fenced_runs.discard(run_id)
@@ -364,7 +357,7 @@ class NatsRuntime:
             update_state=update_state,
         )  # fmt: skip
 
-    async def _resolve(self, message: Any, options: _RunOptions) -> _RunOptions:
+    async def _resolve(self, message: Any, options: RunOptions) -> RunOptions:
         """``workflow.run``'s keywords as this runtime gives them meaning, or a clear error.
 
         ``checkpoint_store``: only this runtime's own (a run must commit where any process can
@@ -439,15 +432,15 @@ class NatsRuntime:
     async def _drive(self, workflow: Workflow, message: Any, **kwargs: Any) -> WorkflowRunResult:
         """``workflow.run`` on this runtime, claimed, checkpointed and logged per superstep."""
         store = await self._committing_store()
-        token = _FENCED.set(True)
+        token = FENCED.set(True)
         try:
             return await workflow.run(
                 message, runtime=self._tasks, checkpoint_store=store, **kwargs
             )
         except CheckpointError as exc:
-            raise _fenced_cause(exc) from exc.__cause__
+            raise fenced_cause(exc) from exc.__cause__
         finally:
-            _FENCED.reset(token)
+            FENCED.reset(token)
 
     async def _after_pause(
         self, workflow: Workflow, result: WorkflowRunResult, wait_s: float | None
@@ -500,14 +493,14 @@ class NatsRuntime:
             return
         stash = self._stash.get(run_id)
         if stash is None or stash.superstep != superstep:
-            stash = self._stash[run_id] = _Stash(superstep)
+            stash = self._stash[run_id] = OutputStash(superstep)
         encode = workflow.type_registry.encode
         for inv, result in zip(invocations, results, strict=True):
             stash.outputs[(inv.executor_id, inv.index)] = [encode(o) for o in result.outputs]
 
     def _fenced(self, run_id: str) -> bool:
         """Driven by run/resume (the context says so) or run_stream (the run id says so)."""
-        return _FENCED.get() or run_id in self._fenced_runs
+        return FENCED.get() or run_id in self._fenced_runs
 
     def _take_outputs(self, run_id: str) -> list[Any] | None:
         stash = self._stash.pop(run_id, None)
@@ -541,7 +534,9 @@ class NatsRuntime:
                     connect_timeout_s=self._connect_timeout_s,
                 )  # fmt: skip
                 js = client.jetstream()  # pyright: ignore[reportUnknownMemberType]
-                await declare_streams(js, self.subjects, self.settings)
+                await declare_streams(
+                    js, self.subjects, results_max_age_s=self.settings.results_max_age_s
+                )
                 await declare_events_stream(js, self.subjects)
                 self._client, self._blobs, self._js = client, Blobs(client), js
         return self._js
@@ -550,28 +545,6 @@ class NatsRuntime:
     def _blob_store(self) -> Blobs:
         assert self._blobs is not None  # noqa: S101 - set with the connection
         return self._blobs
-
-
-class _Recent:
-    """A set of the most recent run ids (the oldest dropped past ``limit``)."""
-
-    __slots__ = ("_ids", "_limit")
-
-    def __init__(self, limit: int = 4096) -> None:
-        self._ids: OrderedDict[str, None] = OrderedDict()
-        self._limit = limit
-
-    def __contains__(self, run_id: object) -> bool:
-        return run_id in self._ids
-
-    def add(self, run_id: str) -> None:
-        self._ids[run_id] = None
-        self._ids.move_to_end(run_id)
-        if len(self._ids) > self._limit:
-            self._ids.popitem(last=False)
-
-    def discard(self, run_id: str) -> None:
-        self._ids.pop(run_id, None)
 
 
 class _Tasks:
@@ -587,45 +560,3 @@ class _Tasks:
         self, workflow: WorkflowGraph, invocations: Sequence[Invocation]
     ) -> list[InvocationResult]:
         return await self._runtime.execute(workflow, invocations)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _RunOptions:
-    """``workflow.run``'s keywords (``runtime`` aside) for a run this runtime drives."""
-
-    checkpoint_id: str | None = None
-    checkpoint_store: CheckpointStore | None = None
-    responses: Mapping[str, Any] | None = None
-    max_supersteps: int | None = None
-    fork: bool = False
-    update_state: Mapping[str, Any] | None = None
-
-    def engine_kwargs(self) -> dict[str, Any]:
-        """The keywords for the engine (the store is the runtime's own, passed apart)."""
-        return {
-            "checkpoint_id": self.checkpoint_id,
-            "responses": self.responses,
-            "max_supersteps": self.max_supersteps,
-            "fork": self.fork,
-            "update_state": self.update_state,
-        }
-
-
-_FENCED: ContextVar[bool] = ContextVar("agentic_bus_fenced", default=False)
-"""Set while ``NatsRuntime.run``/``resume`` drive a run: its supersteps are claimed and logged."""
-
-
-class _Stash:
-    """One superstep's outputs, by (executor id, map index) in first-execution order."""
-
-    __slots__ = ("outputs", "superstep")
-
-    def __init__(self, superstep: int) -> None:
-        self.superstep = superstep
-        self.outputs: dict[tuple[str, int | None], list[Any]] = {}
-
-
-def _fenced_cause(exc: CheckpointError) -> BaseException:
-    """The ``CoordinatorFencedError`` the engine wrapped in a ``CheckpointError``, else ``exc``."""
-    cause = exc.__cause__
-    return cause if isinstance(cause, CoordinatorFencedError) else exc

@@ -71,6 +71,10 @@ class Subjects:
         """Every subject of one workflow or run (``agentic.workflow.{id}.>``)."""
         return f"{self.prefix}.workflow.{subject_token(workflow_id)}.>"
 
+    def workflows(self) -> str:
+        """Every workflow subject (the ``AGENTIC_EVENTS`` stream's: events, committed log)."""
+        return f"{self.prefix}.workflow.>"
+
     def executor(self, executor_id: str, kind: str) -> str:
         """``agentic.executor.{id}.{kind}``: ``started``, ``completed``, ``failed``, ..."""
         return f"{self.prefix}.executor.{subject_token(executor_id)}.{_kind(kind)}"
@@ -107,6 +111,10 @@ class Subjects:
         """The tasks of one run, in every pool (to purge them)."""
         return f"{self.prefix}.task.*.{subject_token(run_id)}.>"
 
+    def superstep_tasks(self, run_id: str, superstep: int) -> str:
+        """The tasks of one superstep of a run, in every pool (to purge them)."""
+        return f"{self.prefix}.task.*.{subject_token(run_id)}.{int(superstep)}.*"
+
     def task(self, pool: str, run_id: str, superstep: int, executor_id: str) -> str:
         """``agentic.task.{pool}.{run}.{superstep}.{executor}``."""
         return (
@@ -121,6 +129,10 @@ class Subjects:
     def run_results(self, run_id: str) -> str:
         """The results of one run."""
         return f"{self.prefix}.result.{subject_token(run_id)}.>"
+
+    def superstep_results(self, run_id: str, superstep: int) -> str:
+        """The results of one superstep of a run (what its coordinator listens to)."""
+        return f"{self.prefix}.result.{subject_token(run_id)}.{int(superstep)}.>"
 
     def result(
         self,
@@ -163,6 +175,10 @@ class Subjects:
     def audit(self, run_id: str, kind: str) -> str:
         """``agentic.audit.{run}.{kind}``: a decision record (the ``AGENTIC_AUDIT`` stream's)."""
         return f"{self.prefix}.audit.{subject_token(run_id)}.{subject_token(kind)}"
+
+    def audits(self) -> str:
+        """Every decision record (the ``AGENTIC_AUDIT`` stream's subjects)."""
+        return f"{self.prefix}.audit.>"
 
 
 def _kind(kind: str) -> str:

@@ -5,7 +5,9 @@ Per task: decode, refuse a task of another graph or protocol, or one that does n
 skip a redelivered task whose result is already stored, heartbeat (``in_progress``) while the
 executor runs, store the result on its own subject with "expected last subject sequence 0"
 (the first result of a task wins, forever), and only then ack. A worker killed at any point
-loses nothing: the task comes back after ``ack_wait`` and another worker runs it.
+loses nothing: the task comes back after ``ack_wait`` and another worker runs it. A result that
+cannot be stored within ``ack_wait`` (the server away that long) is not waited for forever: the
+task is handed back (``nak``, logged) and a later delivery runs it again.
 
 The invocation runs under the trace context of the task's headers (when telemetry is on here
 and the coordinator sent one), so its spans continue the coordinator's trace.
@@ -29,21 +31,17 @@ from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 from nats.js.client import JetStreamContext
 from nats.js.errors import BadRequestError, NotFoundError
+from pydantic import BaseModel
 
-from agentic_bus._blobs import BLOB_THRESHOLD, Blobs
 from agentic_bus._connect import DEFAULT_NATS_URL, connect_nats, flush_ordered
-from agentic_bus._pool import (
-    RESULTS_STREAM,
-    TASKS_STREAM,
-    PoolSettings,
-    consumer_name,
-    declare_streams,
-    ensure_pool_consumer,
-    pool_of,
-)
-from agentic_bus._protocol import PROTOCOL_VERSION, TaskMessage, TaskResultMessage
+from agentic_bus._kv._blobs import BLOB_THRESHOLD, Blobs
+from agentic_bus._nats_errors import describe_error
+from agentic_bus._pool import PoolSettings, consumer_name, ensure_pool_consumer, pool_of
+from agentic_bus._streams import RESULTS_STREAM, TASKS_STREAM, declare_streams
 from agentic_bus._subjects import Subjects
+from agentic_bus._task_wire import PROTOCOL_VERSION, TaskMessage, TaskResultMessage
 from agentic_core import (
+    Backoff,
     BusError,
     Invocation,
     InvocationResult,
@@ -56,6 +54,7 @@ __all__ = ["Worker"]
 
 _log = structlog.get_logger("agentic_bus.worker")
 _WRONG_LAST_SEQUENCE = 10071
+_STORE_RETRY = Backoff(initial_s=0.1, max_s=2.0)
 
 
 class Worker:
@@ -167,7 +166,9 @@ class Worker:
         self._client = client
         js = client.jetstream()  # pyright: ignore[reportUnknownMemberType]
         try:
-            await declare_streams(js, self._subjects, self.settings)
+            await declare_streams(
+                js, self._subjects, results_max_age_s=self.settings.results_max_age_s
+            )
             await ensure_pool_consumer(js, self._subjects, self.pool, self.settings)
             subscription = await js.pull_subscribe_bind(
                 durable=consumer_name(self.pool, self._subjects), stream=TASKS_STREAM
@@ -251,8 +252,8 @@ class Worker:
             task = TaskMessage.model_validate_json(msg.data)
         except ValueError as exc:
             _log.error("worker_bad_task", subject=msg.subject, error=str(exc)[:300])
-            await self._refuse_unreadable(js, msg, f"{type(exc).__name__}: {str(exc)[:500]}")
-            await msg.term()
+            if await self._refuse_unreadable(js, msg, f"{type(exc).__name__}: {str(exc)[:500]}"):
+                await msg.term()
             return
         log = _log.bind(worker=self.worker_id, task=task.task_id, delivery=delivery)
         result_subject = task.result_subject
@@ -284,8 +285,8 @@ class Worker:
                 task_id=task.task_id, status="incompatible", error=problem,
                 worker_id=self.worker_id, delivery=delivery,
             )  # fmt: skip
-            await self._store_result(js, result_subject, reply.model_dump_json().encode(), log)
-            await msg.term()
+            if await self._store_or_hand_back(js, msg, result_subject, reply, log):
+                await msg.term()
             return
         if delivery > 1 and await self._already_stored(js, result_subject):
             log.info("worker_result_already_stored")
@@ -300,7 +301,8 @@ class Worker:
             with trace_context(msg.headers):  # the coordinator's superstep span as parent
                 result = await self.workflow.run_invocation(invocation)
             body = await self._encode_result(task, result, blobs, delivery, started)
-            await self._store_result(js, result_subject, body, log)
+            if not await self._store_or_hand_back(js, msg, result_subject, body, log):
+                return
             await msg.ack()
             self.tasks_done += 1
             log.debug("worker_task_done")
@@ -334,30 +336,31 @@ class Worker:
 
         return publish
 
-    async def _refuse_unreadable(self, js: JetStreamContext, msg: Msg, error: str) -> None:
+    async def _refuse_unreadable(self, js: JetStreamContext, msg: Msg, error: str) -> bool:
         """A task this worker cannot read (another protocol version, say): if it names its task
         and result subject, store an "incompatible" result there, so the run fails at once
-        naming why instead of waiting on workers that look alive."""
+        naming why instead of waiting on workers that look alive. False when that result could
+        not be stored (the task was handed back)."""
         try:
             loose = json.loads(msg.data)
             task_id, subject = str(loose["task_id"]), str(loose["result_subject"])
         except (ValueError, KeyError, TypeError):
-            return
+            return True
         if not self._result_subject_ok(subject):
-            return
+            return True
         reply = TaskResultMessage(
             task_id=task_id, status="incompatible", worker_id=self.worker_id,
             error=f"worker {self.worker_id} (protocol {PROTOCOL_VERSION}) cannot read the "
             f"task: {error}",
         )  # fmt: skip
         log = _log.bind(worker=self.worker_id, task=task_id)
-        await self._store_result(js, subject, reply.model_dump_json().encode(), log)
+        return await self._store_or_hand_back(js, msg, subject, reply, log)
 
     def _result_subject_ok(self, subject: str) -> bool:
         """A subject of the results stream, with no wildcard (the coordinator names it)."""
         tokens = subject.split(".")
         return (
-            subject.startswith(f"{self._subjects.prefix}.result.")
+            subject.startswith(self._subjects.results().removesuffix(">"))
             and all(tokens)
             and not {"*", ">"} & set(tokens)
             and not any(c.isspace() for c in subject)
@@ -434,11 +437,40 @@ class Worker:
             return False
         return True
 
+    async def _store_or_hand_back(
+        self,
+        js: JetStreamContext,
+        msg: Msg,
+        subject: str,
+        result: bytes | TaskResultMessage,
+        log: Any,
+    ) -> bool:
+        """Store the task's result; False once it could not be, with the task handed back to
+        the queue (``nak``) so that a later delivery runs it again: late, logged, not lost."""
+        body = result.model_dump_json().encode() if isinstance(result, BaseModel) else result
+        try:
+            await self._store_result(js, subject, body, log)
+        except Exception as exc:  # noqa: BLE001 - handed back: another delivery stores it
+            log.error("worker_result_not_stored", error=describe_error(exc), task_returned=True)
+            with contextlib.suppress(Exception):  # the server away: back after ack_wait anyway
+                await msg.nak(delay=1.0)
+            return False
+        return True
+
     async def _store_result(
         self, js: JetStreamContext, subject: str, body: bytes, log: Any
     ) -> None:
-        """Store the first result of the task; later ones are refused by the stream (fine)."""
-        delay = 0.1
+        """Store the first result of the task; later ones are refused by the stream (fine).
+
+        Retried with backoff while the server is away (the heartbeat keeps the task ours),
+        for at most ``ack_wait_s``.
+
+        Raises:
+            BusError: not stored within ``ack_wait_s``.
+            BadRequestError: the stream refused it (other than "stored already").
+        """
+        wait_s = self.settings.ack_wait_s
+        schedule = _STORE_RETRY.schedule(timeout_s=wait_s)
         while True:
             try:
                 await js.publish(
@@ -450,10 +482,13 @@ class Worker:
                     log.info("worker_result_already_stored_by_another")
                     return
                 raise
-            except Exception as exc:  # noqa: BLE001 - server away: retry, heartbeat keeps going
-                log.warning("worker_result_publish_retry", error=f"{type(exc).__name__}: {exc}")
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
+            except Exception as exc:
+                log.warning("worker_result_publish_retry", error=describe_error(exc))
+                if not await schedule.wait():
+                    raise BusError(
+                        f"worker {self.worker_id} could not store the result on {subject!r} "
+                        f"within ack_wait_s={wait_s:g} s ({describe_error(exc)})"
+                    ) from exc
 
 
 def _forget_send(pending: set[asyncio.Future[None]]) -> Callable[[asyncio.Future[None]], None]:

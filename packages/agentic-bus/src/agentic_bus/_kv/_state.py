@@ -11,8 +11,10 @@ from nats.aio.client import Client as NatsClient
 
 from agentic_bus._bus import NatsBus
 from agentic_bus._connect import DEFAULT_NATS_URL
-from agentic_bus._kv_keys import decode_key, encode_key
-from agentic_bus._kv_parts import DEFAULT_PART_SIZE, KVBacked, KVBucket
+from agentic_bus._kv._bucket import KVBacked, KVBucket
+from agentic_bus._kv._connection import KVConnection
+from agentic_bus._kv._framing import DEFAULT_PART_SIZE
+from agentic_bus._kv._keys import decode_key, encode_key
 from agentic_core import StorageError
 from agentic_core.stores import encode_json_value
 
@@ -66,15 +68,17 @@ class NatsKVStateStore(KVBacked):
         inline_limit: int = DEFAULT_PART_SIZE,
     ) -> None:
         self._bucket = KVBucket(
-            servers,
-            bucket=bucket,
-            history=1,
-            replicas=replicas,
-            connect_timeout_s=connect_timeout_s,
-            timeout_s=timeout_s,
-            inline_limit=inline_limit,
-            needs_ttl=True,
-            owner="NatsKVStateStore",
+            KVConnection(
+                servers,
+                bucket=bucket,
+                history=1,
+                replicas=replicas,
+                connect_timeout_s=connect_timeout_s,
+                timeout_s=timeout_s,
+                inline_limit=inline_limit,
+                needs_ttl=True,
+                owner="NatsKVStateStore",
+            )
         )
 
     async def get(self, key: str) -> Any | None:

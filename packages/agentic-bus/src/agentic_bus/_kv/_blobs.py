@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from nats.aio.client import Client as NatsClient
 
-from agentic_bus._kv_parts import DEFAULT_PART_SIZE, KVBucket
-from agentic_bus._protocol import BlobRef
+from agentic_bus._kv._bucket import KVBucket
+from agentic_bus._kv._connection import KVConnection
+from agentic_bus._kv._framing import DEFAULT_PART_SIZE
+from agentic_bus._task_wire import BlobRef
 from agentic_core import BusError
 
 __all__ = ["BLOB_THRESHOLD", "Blobs"]
@@ -22,10 +24,11 @@ class Blobs:
         self, client: NatsClient, *, bucket: str = "agentic_blobs", ttl_s: float = 86_400
     ) -> None:
         self._ttl_s = ttl_s
-        self._kv = KVBucket(
+        connection = KVConnection(
             client, bucket=bucket, history=1, replicas=1, connect_timeout_s=5.0,
             timeout_s=10.0, inline_limit=DEFAULT_PART_SIZE, needs_ttl=True, owner="NatsRuntime",
         )  # fmt: skip
+        self._kv = KVBucket(connection)
 
     async def put(self, key: str, data: bytes, *, ttl_s: float | None = None) -> BlobRef:
         """Store ``data`` under ``key`` (a KV key) for ``ttl_s`` (default: the instance's);

@@ -7,20 +7,20 @@ reading until the run's last stored event is its ``WorkflowCompletedEvent`` or
 them, even for a message the sink had to publish again), decoded into their own classes.
 Messages the sink did not write (the distributed runtime's ``committed`` log, anything without
 an ``Agentic-Event`` header) are skipped.
+
+``last_stored_seq`` reads the highest ``Agentic-Seq`` stored for a run: where a sink (in this
+process or another) continues a resumed run's numbering.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
-import re
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 
-import nats.errors
 import nats.js.errors
 import structlog
 from nats.aio.msg import Msg
@@ -28,15 +28,20 @@ from nats.js import api
 from nats.js.client import JetStreamContext
 
 from agentic_bus._bus import NatsBus
-from agentic_bus._events_sink import (
+from agentic_bus._events._naming import (
     HEADER_EVENT,
     HEADER_SEQ,
+    TERMINAL_KINDS,
     event_codec,
+    kind_patterns,
+    matches_any,
     run_subject_prefix,
 )
-from agentic_bus._pool import EVENTS_STREAM
+from agentic_bus._nats_errors import NATS_ERRORS, describe_error
+from agentic_bus._streams import EVENTS_STREAM
 from agentic_bus._subjects import Subjects
 from agentic_core import (
+    Backoff,
     BusError,
     SerializationError,
     TypeCodec,
@@ -46,30 +51,13 @@ from agentic_core import (
     WorkflowGraph,
 )
 
-__all__ = ["EVENT_KINDS", "replay_events"]
+__all__ = ["last_stored_seq", "replay_events"]
 
 _log = structlog.get_logger("agentic_bus")
 
-EVENT_KINDS: dict[str, str] = {
-    "started": "started",
-    "superstep": "superstep.>",
-    "executor": "executor.>",
-    "output": "output",
-    "request": "request_info.>",
-    "event": "event.>",
-    "live": "live.>",
-    "completed": "completed",
-    "failed": "failed",
-}
-"""The kinds ``replay_events(kinds=...)`` knows by name, and the subject suffix each stands for."""
-
-_DEFAULT_KINDS = tuple(kind for kind in EVENT_KINDS if kind != "live")
-_TERMINAL = ("completed", "failed")
-_PART = r"(?:[A-Za-z0-9_=-]{1,64}|\*)"
-_PATTERN = re.compile(rf"{_PART}(?:\.{_PART})*(?:\.>)?|>")
 _BATCH = 256
+_RETRY = Backoff(initial_s=0.05, max_s=1.0)
 _FETCH_TIMEOUT_S = 1.0
-_NATS_ERRORS = (nats.errors.Error, TimeoutError, OSError)
 
 
 async def replay_events(
@@ -119,10 +107,10 @@ async def replay_events(
     if not run_id:
         raise ValueError("replay_events needs the run_id of the run to replay")
     names = Subjects() if subjects is None else subjects
-    wanted = _patterns(kinds)
+    wanted = kind_patterns(kinds)
     filters = list(wanted)
     if follow:  # the end of the run must be seen, wanted or not
-        filters += [t for t in _TERMINAL if not any(_matches(p, t) for p in wanted)]
+        filters += [t for t in TERMINAL_KINDS if not matches_any(wanted, t)]
     prefix = run_subject_prefix(names, run_id)
     owned = not isinstance(servers, NatsBus)
     bus = NatsBus(servers, name="agentic replay") if not isinstance(servers, NatsBus) else servers
@@ -149,45 +137,8 @@ async def replay_events(
     finally:
         await reader.close()
         if owned:
-            with contextlib.suppress(*_NATS_ERRORS):  # a server away makes close() raise
+            with contextlib.suppress(*NATS_ERRORS):  # a server away makes close() raise
                 await bus.close()
-
-
-# -- kinds and subjects -----------------------------------------------------------------------
-
-
-def _patterns(kinds: Iterable[str] | None) -> list[str]:
-    """The subject suffixes ``kinds`` stand for (deduplicated, in order)."""
-    if isinstance(kinds, str):
-        raise TypeError("kinds is a list of kinds, e.g. kinds=['output'], not one string")
-    found: list[str] = []
-    for kind in _DEFAULT_KINDS if kinds is None else kinds:
-        pattern = EVENT_KINDS.get(kind, kind)
-        if pattern.split(".", 1)[0] == "committed":
-            raise ValueError(
-                "committed entries are the distributed runtime's log, not workflow events"
-            )
-        if not _PATTERN.fullmatch(pattern):
-            raise ValueError(
-                f"unknown event kind {kind!r}: use one of {', '.join(EVENT_KINDS)} or a subject "
-                "suffix such as 'executor.*.completed' (ids escaped with subject_token)"
-            )
-        if pattern not in found:
-            found.append(pattern)
-    if not found:
-        raise ValueError("kinds names no kind of event")
-    return found
-
-
-def _matches(pattern: str, suffix: str) -> bool:
-    """Whether subject suffix ``suffix`` matches ``pattern`` (``*`` one token, ``>`` the rest)."""
-    parts, tokens = pattern.split("."), suffix.split(".")
-    for i, part in enumerate(parts):
-        if part == ">":
-            return len(tokens) > i
-        if i >= len(tokens) or (part != "*" and part != tokens[i]):
-            return False
-    return len(tokens) == len(parts)
 
 
 # -- decoding and ordering --------------------------------------------------------------------
@@ -228,7 +179,7 @@ def _item(
     return _Item(
         seq=int(raw_seq) if raw_seq.isdigit() else None,
         event=event,
-        wanted=any(_matches(p, suffix) for p in wanted),
+        wanted=matches_any(wanted, suffix),
         terminal=isinstance(event, WorkflowCompletedEvent | WorkflowFailedEvent),
     )
 
@@ -319,7 +270,7 @@ class _Reader:
                 if pending == 0 and not self.follow:
                     return
                 continue
-            except _NATS_ERRORS as exc:
+            except NATS_ERRORS as exc:
                 _log.info("event_replay_reconnecting", stream=self.stream, error=str(exc))
                 await self._reopen()
                 continue
@@ -328,9 +279,12 @@ class _Reader:
                 yield msg, msg.metadata.num_pending == 0
 
     async def _open(self) -> int:
-        """Create the consumer from the message after the last one read; its pending count."""
-        deadline = time.monotonic() + self.retry_for_s
-        delay = 0.05
+        """Create the consumer from the message after the last one read; its pending count.
+
+        A server away is waited for ``retry_for_s``; a stream not there yet, by a follower,
+        without end (bound it with ``asyncio.timeout``)."""
+        unreachable = _RETRY.schedule(timeout_s=self.retry_for_s)
+        absent = _RETRY.schedule()
         while True:
             try:
                 client = await self.bus.client()
@@ -343,20 +297,19 @@ class _Reader:
                         f"there is no JetStream stream {self.stream!r}: no event was ever "
                         "recorded there (NatsEventSink creates it)"
                     ) from exc
+                await absent.wait()
             except nats.js.errors.BadRequestError as exc:
                 raise BusError(
                     f"JetStream refused to read {self.stream!r} with filters {self.filters}: "
                     f"{exc.description or exc}"
                 ) from exc
-            except _NATS_ERRORS as exc:
-                if time.monotonic() >= deadline:
+            except NATS_ERRORS as exc:
+                if not await unreachable.wait():
                     raise BusError(
                         f"could not read JetStream stream {self.stream!r} for "
-                        f"{self.retry_for_s:g} s ({type(exc).__name__}: {exc}); is nats-server "
+                        f"{self.retry_for_s:g} s ({describe_error(exc)}); is nats-server "
                         f"up? (connection {self.bus!r})"
                     ) from exc
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 1.0)
 
     async def _create(self, js: JetStreamContext) -> int:
         start = self.last_stream_seq + 1
@@ -385,7 +338,7 @@ class _Reader:
         assert self._js is not None  # noqa: S101 - opened first
         try:
             info = await self._js.consumer_info(self.stream, self.name)
-        except _NATS_ERRORS:  # NotFoundError (lost in a restart) or the server is away
+        except NATS_ERRORS:  # NotFoundError (lost in a restart) or the server is away
             return await self._reopen()
         return info.num_pending or 0
 
@@ -399,8 +352,54 @@ class _Reader:
         """Unsubscribe and delete the consumer (it would expire on its own anyway)."""
         sub, self._sub = self._sub, None
         if sub is not None:
-            with contextlib.suppress(*_NATS_ERRORS):
+            with contextlib.suppress(*NATS_ERRORS):
                 await sub.unsubscribe()
         if self._js is not None and self.bus.is_connected:
-            with contextlib.suppress(*_NATS_ERRORS):
+            with contextlib.suppress(*NATS_ERRORS):
                 await self._js.delete_consumer(self.stream, self.name)
+
+
+async def last_stored_seq(
+    js: JetStreamContext, stream: str, subjects: Subjects, run_id: str
+) -> int:
+    """The highest ``Agentic-Seq`` stored for run ``run_id`` (0 for a run never seen).
+
+    One ``get_last_msg`` for a new run; a run seen before (a resumed run, another process) is
+    read once per subject (``DeliverPolicy.LAST_PER_SUBJECT``) for its highest number.
+    """
+    run_all = run_subject_prefix(subjects, run_id) + ">"
+    try:
+        await js.get_last_msg(stream, run_all)
+    except nats.js.errors.NotFoundError:
+        return 0
+    name = f"agentic_seq_{uuid.uuid4().hex}"
+    config = api.ConsumerConfig(
+        name=name,
+        filter_subject=run_all,
+        deliver_policy=api.DeliverPolicy.LAST_PER_SUBJECT,
+        ack_policy=api.AckPolicy.NONE,
+        headers_only=True,
+        mem_storage=True,
+        num_replicas=1,
+        inactive_threshold=30.0,
+    )
+    info = await js.add_consumer(stream, config)  # pyright: ignore[reportUnknownMemberType]
+    highest = 0
+    try:
+        if info.num_pending:
+            sub = await js.pull_subscribe_bind(stream=stream, name=name)
+            try:
+                while True:
+                    msgs = await sub.fetch(batch=256, timeout=5.0)
+                    for msg in msgs:
+                        seq = (msg.headers or {}).get(HEADER_SEQ)
+                        if seq is not None and seq.isdigit():
+                            highest = max(highest, int(seq))
+                    if msgs[-1].metadata.num_pending == 0:
+                        break
+            finally:
+                await sub.unsubscribe()
+    finally:
+        with contextlib.suppress(*NATS_ERRORS):
+            await js.delete_consumer(stream, name)
+    return highest

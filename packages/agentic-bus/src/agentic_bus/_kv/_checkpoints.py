@@ -1,6 +1,6 @@
 """``NatsCheckpointStore``: core's ``CheckpointStore`` on JetStream KV, with run fencing.
 
-Layout in the bucket (``<run>`` and ``<id>`` escaped by ``_kv_keys.encode_key``, one token each):
+Layout in the bucket (``<run>`` and ``<id>`` escaped by ``_keys.encode_key``, one token each):
 
 * ``cp.<id>``: the checkpoint's JSON (in parts past ``inline_limit``), header ``Agentic-Run:
   <run>``. ``load`` is one read of this key.
@@ -27,15 +27,21 @@ from typing import Final, NoReturn, TypeVar
 import structlog
 from nats.aio.client import Client as NatsClient
 from pydantic import BaseModel, ConfigDict, ValidationError
-from pydantic_core import PydanticSerializationError
 
 from agentic_bus._bus import NatsBus
 from agentic_bus._connect import DEFAULT_NATS_URL
 from agentic_bus._errors import CoordinatorFencedError
-from agentic_bus._kv_keys import encode_key
-from agentic_bus._kv_parts import KVBacked, KVBucket, RevisionMismatchError, StoredValueError
+from agentic_bus._kv._bucket import KVBacked, KVBucket, RevisionMismatchError, StoredValueError
+from agentic_bus._kv._connection import KVConnection
+from agentic_bus._kv._keys import encode_key
 from agentic_core import Checkpoint, CheckpointError, CheckpointMetadata, StorageError
-from agentic_core.stores import checkpoint_order
+from agentic_core.stores import (
+    checkpoints_beyond,
+    describe_validation_error,
+    dump_checkpoint_json,
+    latest_listed_checkpoint,
+    select_checkpoints,
+)
 
 __all__ = ["NatsCheckpointStore", "RunHead"]
 
@@ -134,15 +140,17 @@ class NatsCheckpointStore(KVBacked):
         timeout_s: float = 5.0,
     ) -> None:
         self._bucket = KVBucket(
-            servers,
-            bucket=bucket,
-            history=5,
-            replicas=replicas,
-            connect_timeout_s=connect_timeout_s,
-            timeout_s=timeout_s,
-            inline_limit=inline_limit,
-            needs_ttl=False,
-            owner="NatsCheckpointStore",
+            KVConnection(
+                servers,
+                bucket=bucket,
+                history=5,
+                replicas=replicas,
+                connect_timeout_s=connect_timeout_s,
+                timeout_s=timeout_s,
+                inline_limit=inline_limit,
+                needs_ttl=False,
+                owner="NatsCheckpointStore",
+            )
         )
         self._claims: dict[str, _Claim] = {}
 
@@ -157,13 +165,7 @@ class NatsCheckpointStore(KVBacked):
                 the checkpoint was not committed (and is removed again).
             StorageError: the server is unreachable.
         """
-        try:
-            text = checkpoint.model_dump_json()
-        except PydanticSerializationError as exc:
-            raise CheckpointError(
-                f"cannot save checkpoint {checkpoint.id!r} of run {checkpoint.run_id!r}: it holds "
-                f"a value that is not JSON-able ({exc}); encode payload values before checkpointing"
-            ) from exc
+        text = dump_checkpoint_json(checkpoint)
         claim = self._claims.get(checkpoint.run_id)
         if claim is None:
             await self._write(checkpoint, text)
@@ -208,18 +210,11 @@ class NatsCheckpointStore(KVBacked):
             stored = await self._bucket.scan_values(pattern, what="checkpoint metadata")
         except StoredValueError as exc:
             raise self._corrupt(f"the metadata under key {exc.kv_key!r}", exc.reason) from None
-        found: builtins.list[CheckpointMetadata] = []
-        for value in stored:
-            metadata = self._parse(
-                CheckpointMetadata, value.body, f"the metadata under key {value.kv_key!r}"
-            )
-            if workflow_id is not None and metadata.workflow_id != workflow_id:
-                continue
-            if run_id is not None and metadata.run_id != run_id:
-                continue
-            found.append(metadata)
-        found.sort(key=checkpoint_order)
-        return found
+        found = (
+            self._parse(CheckpointMetadata, value.body, f"the metadata under key {value.kv_key!r}")
+            for value in stored
+        )
+        return select_checkpoints(found, run_id=run_id, workflow_id=workflow_id)
 
     async def latest(self, run_id: str) -> Checkpoint | None:
         """The run's newest checkpoint, or None.
@@ -229,7 +224,7 @@ class NatsCheckpointStore(KVBacked):
         """
         head = await self.head(run_id)
         if head is None:
-            return await self._latest_listed(run_id)
+            return await latest_listed_checkpoint(self, run_id)
         if head.checkpoint_id is None:
             return None
         checkpoint = await self.load(head.checkpoint_id)
@@ -275,10 +270,7 @@ class NatsCheckpointStore(KVBacked):
         Raises:
             ValueError: ``n`` is negative.
         """
-        if n < 0:
-            raise ValueError(f"cleanup_keep_last needs n >= 0 checkpoints to keep, got {n}")
-        ordered = await self.list(run_id=run_id)
-        doomed = ordered[: max(len(ordered) - n, 0)]
+        doomed = await checkpoints_beyond(self, run_id, n)
         if not doomed:
             return 0
         head = await self.head(run_id) if n > 0 else None
@@ -321,7 +313,7 @@ class NatsCheckpointStore(KVBacked):
             current, revision = await self._read_head(run_id)
             now = datetime.now(UTC)
             if current is None:
-                latest = await self._latest_listed(run_id)
+                latest = await latest_listed_checkpoint(self, run_id)
                 head = RunHead(
                     run_id=run_id,
                     epoch=1,
@@ -403,14 +395,6 @@ class NatsCheckpointStore(KVBacked):
             await self._bucket.remove(body_key, what=what)
         return meta is not None
 
-    async def _latest_listed(self, run_id: str) -> Checkpoint | None:
-        """The run's checkpoint with the highest superstep (newest on ties), ignoring heads."""
-        for metadata in reversed(await self.list(run_id=run_id)):
-            checkpoint = await self.load(metadata.id)
-            if checkpoint is not None and checkpoint.run_id == run_id:
-                return checkpoint
-        return None
-
     async def _read_head(self, run_id: str) -> tuple[RunHead | None, int]:
         """The run's head and its revision (0 when there is none)."""
         what = f"the head of run {run_id!r}"
@@ -423,7 +407,9 @@ class NatsCheckpointStore(KVBacked):
         try:
             head = RunHead.model_validate_json(stored.body)
         except ValidationError as exc:
-            raise self._corrupt(what, f"not a valid RunHead ({_first_error(exc)})") from None
+            raise self._corrupt(
+                what, f"not a valid RunHead ({describe_validation_error(exc)})"
+            ) from None
         return head, stored.revision
 
     async def _check_claim(self, claim: _Claim, checkpoint: Checkpoint) -> None:
@@ -502,7 +488,7 @@ class NatsCheckpointStore(KVBacked):
             return model.model_validate_json(body)
         except ValidationError as exc:
             raise self._corrupt(
-                what, f"not a valid {model.__name__} ({_first_error(exc)})"
+                what, f"not a valid {model.__name__} ({describe_validation_error(exc)})"
             ) from None
 
     def _corrupt(self, what: str, why: str) -> CheckpointError:
@@ -518,9 +504,3 @@ def _body_key(checkpoint_id: str) -> str:
 
 def _head_key(run_id: str) -> str:
     return f"run.{encode_key(run_id)}.head"
-
-
-def _first_error(exc: ValidationError) -> str:
-    first = exc.errors(include_url=False, include_input=False)[0]
-    where = ".".join(str(part) for part in first["loc"]) or "document"
-    return f"{where}: {first['msg']}"

@@ -1,6 +1,6 @@
 """NatsEventSink: a run's workflow events into the JetStream stream ``AGENTIC_EVENTS``.
 
-One message per event, on ``agentic.workflow.{run}.{kind}`` (see ``event_kind``), body = the
+One message per event, on ``agentic.workflow.{run}.{kind}`` (see ``_naming``), body = the
 event encoded by a ``TypeCodec`` (JSON with type tags), headers ``Agentic-Run``,
 ``Agentic-Workflow``, ``Agentic-Event``, ``Agentic-Seq`` (1, 2, ... within a run, continued
 across sinks and processes) and ``Nats-Msg-Id`` = ``{run}:{seq}`` (a retried publish is stored
@@ -30,10 +30,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Self, TypeVar
-from urllib.parse import quote
 
-import nats.errors
-import nats.js.errors
 import structlog
 from nats.aio.client import Client as NatsClient
 from nats.js import api
@@ -43,181 +40,49 @@ from pydantic import BaseModel
 from agentic_bus._bus import NatsBus
 from agentic_bus._connect import DEFAULT_NATS_URL
 from agentic_bus._errors import PayloadTooLargeError
+from agentic_bus._events._naming import (
+    HEADER_AUDIT,
+    HEADER_EVENT,
+    HEADER_RUN,
+    HEADER_SEQ,
+    HEADER_WORKFLOW,
+    event_codec,
+    event_subject,
+    header_value,
+)
+from agentic_bus._events._replay import last_stored_seq
 from agentic_bus._jetstream import ensure_stream
-from agentic_bus._pool import (
-    DUPLICATE_WINDOW_S,
+from agentic_bus._nats_errors import NATS_ERRORS, describe_error, is_transient
+from agentic_bus._streams import (
+    AUDIT_STREAM,
     EVENTS_MAX_AGE_S,
     EVENTS_STREAM,
     MAX_MSG_SIZE,
+    audit_stream_config,
     events_stream_config,
 )
-from agentic_bus._subjects import Subjects, subject_token
+from agentic_bus._subjects import Subjects
 from agentic_core import (
     AgentRunUpdateEvent,
+    Backoff,
     BusError,
-    ExecutorCompletedEvent,
-    ExecutorFailedEvent,
-    ExecutorInvokedEvent,
-    RequestInfoEvent,
     SerializationError,
-    SuperstepCompletedEvent,
-    SuperstepStartedEvent,
     TypeCodec,
-    TypeRegistry,
     WorkflowCompletedEvent,
     WorkflowEvent,
     WorkflowFailedEvent,
     WorkflowGraph,
-    WorkflowOutputEvent,
     WorkflowStartedEvent,
     inject_trace_context,
 )
 
-__all__ = [
-    "AUDIT_STREAM",
-    "EVENTS_STREAM",
-    "HEADER_AUDIT",
-    "HEADER_EVENT",
-    "HEADER_RUN",
-    "HEADER_SEQ",
-    "HEADER_WORKFLOW",
-    "NatsEventSink",
-    "audit_stream_config",
-    "audit_subject",
-    "event_codec",
-    "event_kind",
-    "event_subject",
-    "header_value",
-    "last_stored_seq",
-    "run_subject_prefix",
-]
-
-AUDIT_STREAM = "AGENTIC_AUDIT"
-HEADER_RUN = "Agentic-Run"
-HEADER_WORKFLOW = "Agentic-Workflow"
-HEADER_EVENT = "Agentic-Event"
-HEADER_SEQ = "Agentic-Seq"
-HEADER_AUDIT = "Agentic-Audit"
+__all__ = ["NatsEventSink"]
 
 _HEADERS_ROOM = 4096
-# Printable ASCII but ' ' and '%': kept as is in headers (nats-server trims spaces around a
-# value); anything else is percent-encoded, which keeps two ids apart.
-_HEADER_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) != "%")
-# What a publish or a JetStream call may raise while the server is away.
-_NATS_ERRORS = (nats.errors.Error, TimeoutError, OSError)
+_RETRY = Backoff(initial_s=0.05, max_s=1.0)
 _T = TypeVar("_T")
 
 _log = structlog.get_logger("agentic_bus")
-
-
-# -- subjects ---------------------------------------------------------------------------------
-
-
-def event_kind(event: WorkflowEvent) -> str:
-    """The subject suffix of ``event`` after ``agentic.workflow.{run}.`` (ids escaped).
-
-    ``started``, ``superstep.started``, ``superstep.completed``,
-    ``executor.{exec}.started|completed|failed``, ``output``, ``request_info.{request}``,
-    ``live.{exec}`` (agents' streaming updates), ``completed``, ``failed``, and
-    ``event.{type}`` for every other event (custom events, ``FanInIncompleteEvent``).
-
-    Example:
-        ```python
-        event_kind(ExecutorCompletedEvent(executor_id="a.b", superstep=1, duration_s=0.1))
-        # "executor.=<hash of 'a.b'>.completed"
-        ```
-    """
-    match event:
-        case WorkflowStartedEvent():
-            return "started"
-        case SuperstepStartedEvent():
-            return "superstep.started"
-        case SuperstepCompletedEvent():
-            return "superstep.completed"
-        case ExecutorInvokedEvent():
-            return f"executor.{subject_token(event.executor_id)}.started"
-        case ExecutorCompletedEvent():
-            return f"executor.{subject_token(event.executor_id)}.completed"
-        case ExecutorFailedEvent():
-            return f"executor.{subject_token(event.executor_id)}.failed"
-        case WorkflowOutputEvent():
-            return "output"
-        case RequestInfoEvent():
-            # Not ``request.{id}``: that subject holds NatsRuntime's answerable PendingRequest.
-            return f"request_info.{subject_token(event.request_id)}"
-        case AgentRunUpdateEvent():
-            return f"live.{subject_token(event.executor_id)}"
-        case WorkflowCompletedEvent():
-            return "completed"
-        case WorkflowFailedEvent():
-            return "failed"
-        case _:
-            return f"event.{subject_token(type(event).__name__)}"
-
-
-def event_subject(subjects: Subjects, run_id: str, event: WorkflowEvent) -> str:
-    """``agentic.workflow.{run}.{kind}``: where ``event`` of run ``run_id`` is published.
-
-    Example:
-        ```python
-        event_subject(Subjects(), "r1", WorkflowOutputEvent(data=1, source_executor_id="a"))
-        # "agentic.workflow.r1.output"
-        ```
-    """
-    return f"{run_subject_prefix(subjects, run_id)}{event_kind(event)}"
-
-
-def run_subject_prefix(subjects: Subjects, run_id: str) -> str:
-    """``agentic.workflow.{run}.``: what every subject of run ``run_id`` starts with."""
-    return f"{subjects.prefix}.workflow.{subject_token(run_id)}."
-
-
-def audit_subject(subjects: Subjects, run_id: str, kind: str) -> str:
-    """``agentic.audit.{run}.{kind}`` (both escaped)."""
-    return f"{subjects.prefix}.audit.{subject_token(run_id)}.{subject_token(kind)}"
-
-
-def header_value(value: str) -> str:
-    """``value`` as a one-line header value: kept as is when it is printable ASCII without
-    spaces and ``%``, percent-encoded otherwise (so two ids never share a ``Nats-Msg-Id``).
-
-    Example:
-        ```python
-        header_value("run-1")  # "run-1"
-        header_value("run 1\n")  # "run%201%0A" (urllib.parse.unquote gives it back)
-        ```
-    """
-    return quote(value, safe=_HEADER_SAFE)
-
-
-def audit_stream_config(
-    subjects: Subjects, *, name: str = AUDIT_STREAM, max_age_s: float = EVENTS_MAX_AGE_S
-) -> api.StreamConfig:
-    """``AGENTIC_AUDIT``: every ``agentic.audit.>`` record (limits, file, 2 min dedup)."""
-    return api.StreamConfig(
-        name=name,
-        subjects=[f"{subjects.prefix}.audit.>"],
-        retention=api.RetentionPolicy.LIMITS,
-        storage=api.StorageType.FILE,
-        max_age=max_age_s,
-        duplicate_window=DUPLICATE_WINDOW_S,
-        max_msg_size=MAX_MSG_SIZE,
-    )
-
-
-def event_codec(workflow: WorkflowGraph | None = None) -> TypeCodec:
-    """The codec of events: ``workflow.type_registry`` (it knows the workflow's own types), else
-    a fresh one; either way taught every ``WorkflowEvent`` class this process defines and the
-    types of their fields (``WorkflowRunState``, a custom event's enums, ...)."""
-    codec = workflow.type_registry if workflow is not None else TypeRegistry()
-    if isinstance(codec, TypeRegistry):
-        stack: list[type[WorkflowEvent]] = [WorkflowEvent]
-        while stack:
-            cls = stack.pop()
-            stack.extend(cls.__subclasses__())
-            with contextlib.suppress(SerializationError):  # two classes, one tag: left to fail
-                codec.register_annotation(cls)
-    return codec
 
 
 # -- the publishing pipeline ------------------------------------------------------------------
@@ -352,7 +217,7 @@ class NatsEventSink:
         inject_trace_context(headers)  # with telemetry on: the trace the event belongs to
         if live:  # best effort, never waits for an ack (and takes no sequence number)
             client = await self._bus.client()
-            with contextlib.suppress(*_NATS_ERRORS):
+            with contextlib.suppress(*NATS_ERRORS):
                 await client.publish(subject, body, headers=headers)
             return
         await self._slots.acquire()
@@ -442,7 +307,7 @@ class NatsEventSink:
         }
         if workflow_id is not None:
             headers[HEADER_WORKFLOW] = header_value(workflow_id)
-        subject = audit_subject(self.subjects, run_id, kind)
+        subject = self.subjects.audit(run_id, kind)
         await self._check_size(body, subject)
         await self._slots.acquire()
         try:
@@ -481,7 +346,7 @@ class NatsEventSink:
                 self._reported = True
                 raise
         if self.include_live and self._bus.is_connected:
-            with contextlib.suppress(*_NATS_ERRORS):
+            with contextlib.suppress(*NATS_ERRORS):
                 await (await self._bus.client()).flush()
 
     async def close(self) -> None:
@@ -507,7 +372,7 @@ class NatsEventSink:
             if self._owns_bus:
                 # NatsBus.close() raises when the server is away (nats-py's drain, then close,
                 # fail on the dead socket): the connection is gone either way.
-                with contextlib.suppress(*_NATS_ERRORS):
+                with contextlib.suppress(*NATS_ERRORS):
                     await self._bus.close()
         self._raise_failure(again=False)
 
@@ -554,9 +419,7 @@ class NatsEventSink:
             if self._js is None:
                 client: NatsClient = await self._bus.client()
                 js = client.jetstream(publish_async_max_pending=self.max_in_flight + 1)  # pyright: ignore[reportUnknownMemberType]
-                config = events_stream_config(self.subjects, self.max_age_s)
-                if config.name != self.stream:
-                    config = dataclasses.replace(config, name=self.stream)
+                config = events_stream_config(self.subjects, self.max_age_s, name=self.stream)
                 await self._retrying("declare the events stream", lambda: ensure_stream(js, config))
                 self._js = js
         return self._js
@@ -580,7 +443,7 @@ class NatsEventSink:
             out.ack = await js.publish_async(  # pyright: ignore[reportUnknownMemberType]
                 out.subject, out.body, headers=dict(out.headers), stream=out.stream
             )
-        except _NATS_ERRORS as exc:  # the acker recovers it
+        except NATS_ERRORS as exc:  # the acker recovers it
             failed: asyncio.Future[api.PubAck] = loop.create_future()
             failed.set_exception(exc)
             out.ack = failed
@@ -596,7 +459,7 @@ class NatsEventSink:
         if error is None:
             return
         if self._failure is None:
-            self._failure = BusError(f"the event sink's ack loop failed: {_describe(error)}")
+            self._failure = BusError(f"the event sink's ack loop failed: {describe_error(error)}")
             self._failure.__cause__ = error
         self._drop_window(self._failure)
 
@@ -616,7 +479,7 @@ class NatsEventSink:
                     async with asyncio.timeout(max(remaining, 0.0)):
                         await asyncio.shield(ack)
                 ack.result()
-            except _NATS_ERRORS as exc:
+            except NATS_ERRORS as exc:
                 if not await self._recover(js, exc):
                     return
                 continue
@@ -631,7 +494,7 @@ class NatsEventSink:
                 stream=self.stream,
                 waiting=len(self._window),
                 runs=runs[:5],
-                error=_describe(cause),
+                error=describe_error(cause),
             )
             deadline = time.monotonic() + self.retry_for_s
             retried = 0
@@ -673,22 +536,20 @@ class NatsEventSink:
         *,
         deadline: float | None = None,
     ) -> _T:
-        """``await operation()``, again with backoff on transient errors until ``deadline``."""
-        if deadline is None:
-            deadline = time.monotonic() + self.retry_for_s
-        delay = 0.05
+        """``await operation()``, again with backoff on transient errors until ``deadline``
+        (``retry_for_s`` from now by default)."""
+        timeout_s = self.retry_for_s if deadline is None else None
+        schedule = _RETRY.schedule(timeout_s=timeout_s, deadline=deadline)
         while True:
             try:
                 return await operation()
-            except _NATS_ERRORS as exc:
-                if not _transient(exc) or time.monotonic() >= deadline:
-                    why = f"for {self.retry_for_s:g} s" if _transient(exc) else "(not retried)"
+            except NATS_ERRORS as exc:
+                if not is_transient(exc) or not await schedule.wait():
+                    why = f"for {self.retry_for_s:g} s" if is_transient(exc) else "(not retried)"
                     raise BusError(
                         f"could not {what} on JetStream stream {self.stream!r} {why}: "
-                        f"{_describe(exc)}; is nats-server up? (connection {self._bus!r})"
+                        f"{describe_error(exc)}; is nats-server up? (connection {self._bus!r})"
                     ) from exc
-            await asyncio.sleep(min(delay, max(deadline - time.monotonic(), 0.0)))
-            delay = min(delay * 2, 1.0)
 
     async def _publish_now(self, js: JetStreamContext, out: _Outgoing) -> api.PubAck:
         return await js.publish(  # pyright: ignore[reportUnknownMemberType]
@@ -717,68 +578,3 @@ class NatsEventSink:
                 out.settled.set_exception(error)
                 out.settled.exception()  # retrieved: flush() re-raises self._failure
             self._slots.release()
-
-
-async def last_stored_seq(
-    js: JetStreamContext, stream: str, subjects: Subjects, run_id: str
-) -> int:
-    """The highest ``Agentic-Seq`` stored for run ``run_id`` (0 for a run never seen).
-
-    One ``get_last_msg`` for a new run; a run seen before (a resumed run, another process) is
-    read once per subject (``DeliverPolicy.LAST_PER_SUBJECT``) for its highest number.
-    """
-    run_all = run_subject_prefix(subjects, run_id) + ">"
-    try:
-        await js.get_last_msg(stream, run_all)
-    except nats.js.errors.NotFoundError:
-        return 0
-    name = f"agentic_seq_{uuid.uuid4().hex}"
-    config = api.ConsumerConfig(
-        name=name,
-        filter_subject=run_all,
-        deliver_policy=api.DeliverPolicy.LAST_PER_SUBJECT,
-        ack_policy=api.AckPolicy.NONE,
-        headers_only=True,
-        mem_storage=True,
-        num_replicas=1,
-        inactive_threshold=30.0,
-    )
-    info = await js.add_consumer(stream, config)  # pyright: ignore[reportUnknownMemberType]
-    highest = 0
-    try:
-        if info.num_pending:
-            sub = await js.pull_subscribe_bind(stream=stream, name=name)
-            try:
-                while True:
-                    msgs = await sub.fetch(batch=256, timeout=5.0)
-                    for msg in msgs:
-                        seq = (msg.headers or {}).get(HEADER_SEQ)
-                        if seq is not None and seq.isdigit():
-                            highest = max(highest, int(seq))
-                    if msgs[-1].metadata.num_pending == 0:
-                        break
-            finally:
-                await sub.unsubscribe()
-    finally:
-        with contextlib.suppress(*_NATS_ERRORS):
-            await js.delete_consumer(stream, name)
-    return highest
-
-
-def _transient(exc: BaseException) -> bool:
-    """Whether ``exc`` may pass once the server is back (a timeout, JetStream restarting)."""
-    if isinstance(exc, nats.js.errors.APIError):
-        return isinstance(exc, nats.js.errors.ServiceUnavailableError | nats.js.errors.ServerError)
-    return not isinstance(
-        exc,
-        nats.errors.ConnectionClosedError
-        | nats.errors.MaxPayloadError
-        | nats.errors.BadSubjectError
-        | nats.errors.BadHeaderError
-        | nats.errors.AuthorizationError,
-    )
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
