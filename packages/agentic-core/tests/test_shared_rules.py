@@ -271,3 +271,18 @@ def test_to_messages_normalizes_agent_input() -> None:
     assert to_messages(message) == [message]
     assert to_messages([message]) == [message]
     assert to_messages("hi")[0].text == "hi"
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ({"role": "user"}, "got dict"),
+        (["hi"], "a sequence holding str"),
+        (42, "got int"),
+        (b"x", "got bytes"),
+    ],
+)
+def test_to_messages_refuses_anything_else_naming_it(given: object, named: str) -> None:
+    with pytest.raises(TypeError, match="agent input must be a str, a ChatMessage") as caught:
+        to_messages(given)  # pyright: ignore[reportArgumentType]
+    assert named in str(caught.value)

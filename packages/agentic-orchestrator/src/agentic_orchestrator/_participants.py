@@ -19,6 +19,7 @@ from agentic_core import (
     TextContent,
     WorkflowContext,
     handler,
+    to_messages,
 )
 from agentic_orchestrator._errors import OrchestrationConfigError
 
@@ -88,19 +89,10 @@ def to_conversation(message: object) -> list[ChatMessage]:
     """The conversation ``message`` stands for: a str is one user message."""
     if isinstance(message, AgentExecutorResponse):
         return list(message.full_conversation)
-    if isinstance(message, str):
-        return [ChatMessage.user(message)]
-    if isinstance(message, ChatMessage):
-        return [message]
-    if isinstance(message, list):
-        items = cast("list[Any]", message)  # pyright: ignore[reportUnknownArgumentType]
-        if all(isinstance(m, ChatMessage) for m in items):
-            return cast("list[ChatMessage]", list(items))
-    kind = type(cast("object", message))
-    raise ExecutorError(
-        "a pattern's input must be a str, a ChatMessage or a list of ChatMessage, got "
-        f"{kind.__qualname__}"
-    )
+    try:
+        return to_messages(cast("str | ChatMessage | list[ChatMessage] | None", message))
+    except TypeError as exc:
+        raise ExecutorError(f"a pattern's {exc}") from None
 
 
 def accepts(executor: Executor, sample: object) -> bool:

@@ -390,16 +390,11 @@ def _answer_text(result: ResultPayload) -> str:
 
 
 def _as_messages(messages: object) -> list[ChatMessage]:
-    """Core's ``to_messages``, after checking what it takes on trust: a dict, a number or a list
-    of str would otherwise fail later, far from here (or pass as the wrong messages)."""
-    if isinstance(messages, Sequence) and not isinstance(messages, str):
-        items = cast("Sequence[object]", messages)
-        wrong = next((type(i).__name__ for i in items if not isinstance(i, ChatMessage)), None)
-        if wrong is not None:
-            raise TypeError(f"TaskAgent.run() got a sequence holding {wrong}; {_ACCEPTED}")
-    elif messages is not None and not isinstance(messages, str | ChatMessage):
-        raise TypeError(f"TaskAgent.run() got {type(messages).__name__}; {_ACCEPTED}")
-    return to_messages(cast("str | ChatMessage | Sequence[ChatMessage] | None", messages))
+    """Core's ``to_messages``, its refusal pointing to ``execute_task``."""
+    try:
+        return to_messages(cast("str | ChatMessage | Sequence[ChatMessage] | None", messages))
+    except TypeError as exc:
+        raise TypeError(f"TaskAgent.run(): {exc}; {_ACCEPTED}") from None
 
 
 _ACCEPTED = (

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 from agentic_core._memo import BoundedMemo
 from agentic_core.graph._context import WorkflowContext
 from agentic_core.graph._executor import Executor, ExecutorKind, handler
-from agentic_core.protocols._agent import Agent, AgentResponse
+from agentic_core.protocols._agent import Agent, AgentResponse, to_messages
 from agentic_core.protocols._events import AgentRunUpdateEvent
 from agentic_core.protocols._messages import ChatMessage, Role
 from agentic_core.protocols._thread import AgentThread
@@ -159,8 +159,4 @@ def _thread_data(thread: AgentThread, messages: list[ChatMessage]) -> dict[str, 
 def _conversation(message: Any) -> list[ChatMessage]:
     if isinstance(message, AgentExecutorResponse):
         return list(message.full_conversation)
-    if isinstance(message, str):
-        return [ChatMessage.user(message)]
-    if isinstance(message, ChatMessage):
-        return [message]
-    return list(message)  # pyright: ignore[reportUnknownArgumentType]
+    return to_messages(message)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -73,11 +73,28 @@ class Agent(Protocol):
 
 
 def to_messages(messages: AgentInput) -> list[ChatMessage]:
-    """Normalize an agent's input to a list of messages (a str is a user message)."""
+    """Normalize an agent's input to a list of messages (a str is a user message).
+
+    Raises:
+        TypeError: ``messages`` is none of ``str``, ``ChatMessage``, a sequence of
+            ``ChatMessage`` or None; the message names what it was (``got dict``, ``got a
+            sequence holding str``), so the mistake shows here, not turns later.
+    """
     if messages is None:
         return []
     if isinstance(messages, str):
         return [ChatMessage.user(messages)]
     if isinstance(messages, ChatMessage):
         return [messages]
-    return list(messages)
+    given = cast("object", messages)  # callers without type checking pass anything
+    if isinstance(given, Mapping | bytes) or not isinstance(given, Iterable):
+        kind = type(cast("object", given)).__name__
+        raise TypeError(f"{_AGENT_INPUT}, got {kind}")
+    items = list(cast("Iterable[object]", given))
+    for item in items:
+        if not isinstance(item, ChatMessage):
+            raise TypeError(f"{_AGENT_INPUT}, got a sequence holding {type(item).__name__}")
+    return cast("list[ChatMessage]", items)
+
+
+_AGENT_INPUT = "agent input must be a str, a ChatMessage or a sequence of ChatMessage"
