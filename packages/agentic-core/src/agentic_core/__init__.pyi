@@ -63,6 +63,9 @@ from agentic_core.graph._retry import RetryPolicy as RetryPolicy
 from agentic_core.graph._runtime import LocalRuntime as LocalRuntime
 from agentic_core.graph._runtime import SerializingRuntime as SerializingRuntime
 from agentic_core.graph._serialization import TypeRegistry as TypeRegistry
+from agentic_core.graph._snapshot import RunSnapshot as RunSnapshot
+from agentic_core.graph._snapshot import RunStatus as RunStatus
+from agentic_core.graph._snapshot import stored_run_status as stored_run_status
 from agentic_core.graph._subworkflow import SubWorkflowExecutor as SubWorkflowExecutor
 from agentic_core.graph._workflow import RunDriver as RunDriver
 from agentic_core.graph._workflow import Workflow as Workflow
@@ -82,6 +85,12 @@ from agentic_core.protocols._chat import ChatResponse as ChatResponse
 from agentic_core.protocols._chat import ChatResponseUpdate as ChatResponseUpdate
 from agentic_core.protocols._chat import FinishReason as FinishReason
 from agentic_core.protocols._chat import ToolCallDelta as ToolCallDelta
+from agentic_core.protocols._checkpoint import (
+    CHECKPOINT_OUTPUTS_MAX_BYTES as CHECKPOINT_OUTPUTS_MAX_BYTES,
+)
+from agentic_core.protocols._checkpoint import (
+    CHECKPOINT_OUTPUTS_MAX_COUNT as CHECKPOINT_OUTPUTS_MAX_COUNT,
+)
 from agentic_core.protocols._checkpoint import Checkpoint as Checkpoint
 from agentic_core.protocols._checkpoint import CheckpointMetadata as CheckpointMetadata
 from agentic_core.protocols._checkpoint import CheckpointStore as CheckpointStore
@@ -127,6 +136,9 @@ from agentic_core.protocols._thread import AgentThread as AgentThread
 from agentic_core.protocols._thread import ChatMessageStore as ChatMessageStore
 from agentic_core.protocols._thread import InMemoryChatMessageStore as InMemoryChatMessageStore
 from agentic_core.protocols._tool import Tool as Tool
+from agentic_core.protocols._tool_approval import ToolApprovalMode as ToolApprovalMode
+from agentic_core.protocols._tool_approval import ToolApprovalRequest as ToolApprovalRequest
+from agentic_core.protocols._tool_approval import ToolApprovalResponse as ToolApprovalResponse
 from agentic_core.protocols._vector import Embedder as Embedder
 from agentic_core.protocols._vector import VectorPoint as VectorPoint
 from agentic_core.protocols._vector import VectorSearchResult as VectorSearchResult

@@ -17,6 +17,8 @@ from agentic_core import (
     FunctionExecutor,
     InMemoryCheckpointStore,
     RetryPolicy,
+    RunSnapshot,
+    RunStatus,
     Workflow,
     WorkflowBuilder,
     WorkflowContext,
@@ -72,3 +74,12 @@ async def test_typed_run() -> None:
     assert result.get_outputs() == ["HELP!"]
     async for event in build().run_stream(Ticket(text="fine")):
         assert_type(event, WorkflowEvent)
+
+
+async def test_typed_get_state() -> None:
+    workflow = build()
+    result = await workflow.run(Ticket(text="Help!"))
+    state = await workflow.get_state(result.run_id)
+    assert_type(state, RunSnapshot)
+    assert_type(state.status, RunStatus)
+    assert (state.status, state.outputs) == ("completed", ["HELP!"])

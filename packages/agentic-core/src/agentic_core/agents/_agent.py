@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -14,6 +14,7 @@ from pydantic_core import to_jsonable_python
 from agentic_core._errors import AgentError
 from agentic_core._telemetry_genai import observe_agent_run, observe_chat, start_tool_span
 from agentic_core._telemetry_invocation import activate, mark_error
+from agentic_core.agents import _tool_approval as approval
 from agentic_core.agents._background import BackgroundRuns
 from agentic_core.protocols._agent import (
     AgentInput,
@@ -28,11 +29,19 @@ from agentic_core.protocols._messages import ChatMessage, FunctionCallContent, R
 from agentic_core.protocols._reducer import ChatReducer
 from agentic_core.protocols._thread import AgentThread, ChatMessageStore, InMemoryChatMessageStore
 from agentic_core.protocols._tool import Tool
+from agentic_core.protocols._tool_approval import (
+    ToolApprovalMode,
+    ToolApprovalRequest,
+    ToolApprovalResponse,
+)
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
 _log = structlog.get_logger(__name__)
+
+ApprovalAnswers = Mapping[str, ToolApprovalResponse | Mapping[str, Any]]
+"""Answers to tool calls waiting for approval, by call id (a mapping: the answer as JSON)."""
 
 _CORRECTION = (
     "Your previous reply could not be parsed as JSON matching the {name} schema: {error}. "
@@ -56,6 +65,14 @@ class ChatAgent:
     results the model sees), repeat until a reply has no tool calls or ``max_tool_iterations``
     is reached, then let memory learn from the response. Agents keep no conversation state:
     the thread does, so one agent serves any number of threads at once.
+
+    Tool approval: a call of a tool whose ``approval_mode`` (else the agent's
+    ``tool_approval_mode``) is ``"always_require"`` does not run. The turn stops there and the
+    response lists a ``ToolApprovalRequest`` per such call in ``user_input_requests`` (the
+    reply's other calls wait with them). ``run(responses={call_id: ToolApprovalResponse},
+    thread=thread)`` resumes the turn: approved calls run (with the edited arguments, which the
+    conversation then shows), a rejected call's result is an error saying so with the reason,
+    and the model goes on. Without a thread, pass the conversation so far as ``messages``.
     """
 
     def __init__(
@@ -73,6 +90,7 @@ class ChatAgent:
         max_tool_iterations: int = 10,
         options: ChatOptions | None = None,
         tool_timeout_s: float | None = None,
+        tool_approval_mode: ToolApprovalMode = "never_require",
     ) -> None:
         if max_tool_iterations < 0:
             raise ValueError(f"max_tool_iterations must be >= 0, got {max_tool_iterations}")
@@ -91,6 +109,9 @@ class ChatAgent:
         self.max_tool_iterations = max_tool_iterations
         self.options = options or ChatOptions()
         self.tool_timeout_s = tool_timeout_s
+        self.tool_approval_mode: ToolApprovalMode = approval.checked_mode(
+            tool_approval_mode, f"agent {self.name!r}"
+        )
         self._background = BackgroundRuns()
 
     def __repr__(self) -> str:
@@ -114,23 +135,30 @@ class ChatAgent:
         response_format: type[BaseModel] | None = None,
         background: bool = False,
         continuation_token: ContinuationToken | None = None,
+        responses: ApprovalAnswers | None = None,
         **kwargs: Any,
     ) -> AgentResponse:
         """Answer ``messages`` (a str is a user message) in ``thread`` (a new one by default).
 
         ``background=True`` returns at once with a ``continuation_token``; pass it back as
         ``continuation_token=`` to get the final response (or a newer token while it runs).
+        ``responses`` answers the tool calls waiting for approval (``user_input_requests``
+        of the previous response), by call id, and resumes that turn.
         """
         _no_extra(kwargs, "run")
         if continuation_token is not None:
             return await self._background.poll(continuation_token, self.id)
         if background:
             token = self._background.start(
-                self._observed_steps(messages, thread, options, response_format, streaming=True)
+                self._observed_steps(
+                    messages, thread, options, response_format, responses, streaming=True
+                )
             )
             return AgentResponse(agent_id=self.id, continuation_token=token)
         final: AgentResponse | None = None
-        steps = self._observed_steps(messages, thread, options, response_format, streaming=False)
+        steps = self._observed_steps(
+            messages, thread, options, response_format, responses, streaming=False
+        )
         async for step in steps:
             if isinstance(step, AgentResponse):
                 final = step
@@ -146,19 +174,24 @@ class ChatAgent:
         options: ChatOptions | None = None,
         response_format: type[BaseModel] | None = None,
         continuation_token: ContinuationToken | None = None,
+        responses: ApprovalAnswers | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[AgentResponseUpdate]:
         """Stream the answer as the model produces it; the last update has ``done=True`` and
-        carries the complete ``response`` (usage and parsed ``value`` included).
+        carries the complete ``response`` (usage, parsed ``value`` and
+        ``user_input_requests`` included).
 
-        With ``continuation_token`` it resumes a background run after the last update seen.
+        With ``continuation_token`` it resumes a background run after the last update seen;
+        ``responses`` answers tool calls waiting for approval, as in ``run``.
         """
         _no_extra(kwargs, "run_stream")
         if continuation_token is not None:
             async for update in self._background.follow(continuation_token):
                 yield update
             return
-        steps = self._observed_steps(messages, thread, options, response_format, streaming=True)
+        steps = self._observed_steps(
+            messages, thread, options, response_format, responses, streaming=True
+        )
         async for step in steps:
             if isinstance(step, AgentResponseUpdate):
                 yield step
@@ -173,11 +206,14 @@ class ChatAgent:
         thread: AgentThread | None,
         run_options: ChatOptions | None,
         response_format: type[BaseModel] | None,
+        responses: ApprovalAnswers | None,
         *,
         streaming: bool,
     ) -> AsyncIterator[AgentResponseUpdate | AgentResponse]:
         """``_steps`` in an ``invoke_agent`` span when telemetry is on (checked once per run)."""
-        steps = self._steps(messages, thread, run_options, response_format, streaming=streaming)
+        steps = self._steps(
+            messages, thread, run_options, response_format, responses, streaming=streaming
+        )
         return observe_agent_run(steps, name=self.name, agent_id=self.id, client=self.chat_client)
 
     async def _steps(
@@ -186,14 +222,23 @@ class ChatAgent:
         thread: AgentThread | None,
         run_options: ChatOptions | None,
         response_format: type[BaseModel] | None,
+        responses: ApprovalAnswers | None,
         *,
         streaming: bool,
     ) -> AsyncIterator[AgentResponseUpdate | AgentResponse]:
         """The run loop; yields streaming updates (when streaming), then the final response."""
         thread = thread or self.get_new_thread()
         new_input = to_messages(messages)
-        if new_input:
-            await thread.add_messages(new_input)
+        # Tool results of calls answered in this run: in the thread already, and in the response.
+        produced: list[ChatMessage] = []
+        if responses is not None:
+            produced = await self._resume_approved(thread, new_input, responses)
+        else:
+            if self._may_wait_for_approval():
+                await self._refuse_while_waiting(thread, new_input)
+            if new_input:
+                await thread.add_messages(new_input)
+        stored = len(produced)
         history = await self._reduced_history(thread)
         memory = MemoryContext()
         if self.memory_provider is not None:
@@ -202,9 +247,9 @@ class ChatAgent:
         options = self._options_for(run_options, response_format)
         # The run's keyword, else the run's options, else the agent's default options.
         response_format = options.response_format
-        produced: list[ChatMessage] = []
         usage = UsageDetails()
         response: ChatResponse | None = None
+        requests: list[ToolApprovalRequest] = []
         for iteration in range(self.max_tool_iterations + 1):
             if iteration == self.max_tool_iterations and self.tools:
                 # Out of tool iterations: one last call in which the model may not call tools.
@@ -224,24 +269,32 @@ class ChatAgent:
             calls = reply.function_calls
             if not calls:
                 break
+            requests = [
+                approval.approval_request(call, self.name)
+                for call in calls
+                if self._needs_approval(call)
+            ]
+            if requests:
+                break  # the turn waits for a person; the reply's calls run once answered
             results = await self._run_tools(calls)
             produced.extend(results)
             prompt.extend(results)
         if response is None:  # pragma: no cover - the loop runs at least once
             raise AgentError(f"agent {self.name!r}: no model call was made")
         value = None
-        if response_format is not None:
+        if response_format is not None and not requests:
             value, extra = await self._parse_structured(response, response_format, prompt, options)
             for message, extra_usage in extra:
                 produced.append(message)
                 usage = usage + extra_usage
-        await thread.add_messages(produced)
+        await thread.add_messages(produced[stored:])
         final = AgentResponse(
             messages=produced,
             text=next((m.text for m in reversed(produced) if m.role is Role.ASSISTANT), ""),
             usage=usage,
             agent_id=self.id,
             value=value,
+            user_input_requests=requests,
         )
         if self.memory_provider is not None:
             await self.memory_provider.after_invoke(self.id, thread, final)
@@ -364,6 +417,67 @@ class ChatAgent:
         except Exception as exc:  # noqa: BLE001 - a tool error is a result the model sees
             return _tool_error(call, exc, span)
         return ChatMessage.tool(call.call_id, _jsonable(result))
+
+    # -- tool approval --------------------------------------------------------------------------
+
+    def _needs_approval(self, call: FunctionCallContent) -> bool:
+        tool = self._tools_by_name.get(call.name)
+        return approval.requires_approval(tool, self.tool_approval_mode)
+
+    def _may_wait_for_approval(self) -> bool:
+        return any(approval.requires_approval(t, self.tool_approval_mode) for t in self.tools)
+
+    async def _refuse_while_waiting(
+        self, thread: AgentThread, new_input: list[ChatMessage]
+    ) -> None:
+        """New input while calls still wait for approval would leave them without results."""
+        waiting = approval.waiting_calls([*await thread.list_messages(), *new_input])
+        if waiting is not None:
+            unanswered = [c for c in waiting.calls if self._needs_approval(c)]
+            if unanswered:
+                raise approval.unanswered_error(self.name, unanswered)
+
+    async def _resume_approved(
+        self, thread: AgentThread, new_input: list[ChatMessage], responses: ApprovalAnswers
+    ) -> list[ChatMessage]:
+        """Run the waiting calls as answered; store their results after them; return them."""
+        existing = await thread.list_messages()
+        history = [*existing, *new_input]
+        waiting = approval.waiting_calls(history)
+        if waiting is None or waiting.answered_up_to < len(existing):
+            raise AgentError(
+                f"agent {self.name!r}: run(responses=...) but no tool call of this "
+                "conversation waits for approval (pass the thread the request came from)"
+            )
+        answers = approval.read_answers(responses, self.name)
+        needs_answer = {c.call_id for c in waiting.calls if self._needs_approval(c)}
+        approval.check_answers(waiting, answers, needs_answer, self.name)
+        to_run: list[FunctionCallContent] = []
+        edited: dict[str, FunctionCallContent] = {}
+        for call in waiting.calls:
+            answer = answers.get(call.call_id)
+            if answer is not None and answer.arguments is not None:
+                edited[call.call_id] = approval.answered_call(call, answer)
+            to_run.append(edited.get(call.call_id, call))
+        results = await asyncio.gather(
+            *(self._run_answered(call, answers.get(call.call_id)) for call in to_run)
+        )
+        if edited:
+            history[waiting.index] = approval.with_edited_calls(history[waiting.index], edited)
+        end = waiting.answered_up_to
+        full = [*history[:end], *results, *history[end:]]
+        if edited and waiting.index < len(existing):
+            await thread.message_store.replace_messages(full)
+        else:
+            await thread.add_messages(full[len(existing) :])
+        return list(results)
+
+    async def _run_answered(
+        self, call: FunctionCallContent, answer: ToolApprovalResponse | None
+    ) -> ChatMessage:
+        if answer is not None and not answer.approved:
+            return approval.rejection_result(call, answer)
+        return await self._run_tool(call)
 
     # -- structured output ----------------------------------------------------------------------
 

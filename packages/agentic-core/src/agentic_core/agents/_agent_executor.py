@@ -9,11 +9,12 @@ from pydantic import BaseModel, Field, TypeAdapter
 
 from agentic_core._memo import BoundedMemo
 from agentic_core.graph._context import WorkflowContext
-from agentic_core.graph._executor import Executor, ExecutorKind, handler
+from agentic_core.graph._executor import Executor, ExecutorKind, handler, response_handler
 from agentic_core.protocols._agent import Agent, AgentResponse, to_messages
 from agentic_core.protocols._events import AgentRunUpdateEvent
 from agentic_core.protocols._messages import ChatMessage, Role
 from agentic_core.protocols._thread import AgentThread
+from agentic_core.protocols._tool_approval import ToolApprovalRequest, ToolApprovalResponse
 
 
 class AgentExecutorResponse(BaseModel):
@@ -46,6 +47,12 @@ class AgentExecutor(Executor):
     While the run is streamed (``run_stream``) the agent streams too and each update surfaces
     at once as an ``AgentRunUpdateEvent``. ``output_response=True`` also yields the
     ``AgentResponse`` as a workflow output.
+
+    Tool approval: when the agent's turn stops on tool calls waiting for approval
+    (``AgentResponse.user_input_requests``), each becomes a ``request_info`` of this executor
+    (data: the ``ToolApprovalRequest``; answer: a ``ToolApprovalResponse``), so the run pauses
+    and the pending calls live in the checkpoint. Once every call of the turn is answered the
+    agent resumes it (``run(responses=...)``) and only then sends its response on.
     """
 
     streams_live = True
@@ -80,12 +87,55 @@ class AgentExecutor(Executor):
         thread = await self._thread()
         known = {m.message_id for m in await thread.list_messages()}
         new_input = [m for m in _conversation(message) if m.message_id not in known]
+        response = await self._run(new_input, thread, ctx, None)
+        await self._finish_turn(response, thread, ctx)
+
+    @response_handler
+    async def answer_tool_approval(
+        self,
+        request: ToolApprovalRequest,
+        response: ToolApprovalResponse,
+        ctx: WorkflowContext[AgentExecutorResponse, AgentResponse],
+    ) -> None:
+        """Keep the answer; once every waiting call of the turn has one, resume the turn."""
+        state = dict(self._thread_state or {})
+        approvals: dict[str, Any] = dict(state.get(_APPROVALS) or {"waiting": [], "answers": {}})
+        answers = {**approvals["answers"], request.call_id: response.model_dump(mode="json")}
+        state[_APPROVALS] = {"waiting": approvals["waiting"], "answers": answers}
+        self._thread_state = state
+        if any(call_id not in answers for call_id in approvals["waiting"]):
+            return
+        thread = await self._thread()
+        agent_response = await self._run([], thread, ctx, answers)
+        await self._finish_turn(agent_response, thread, ctx)
+
+    async def _run(
+        self,
+        new_input: list[ChatMessage],
+        thread: AgentThread,
+        ctx: WorkflowContext[AgentExecutorResponse, AgentResponse],
+        answers: dict[str, Any] | None,
+    ) -> AgentResponse:
+        keywords: dict[str, Any] = {} if answers is None else {"responses": answers}
         if ctx.is_streaming:
-            response = await self._run_streaming(new_input, thread, ctx)
-        else:
-            response = await self.agent.run(new_input, thread=thread)
+            return await self._run_streaming(new_input, thread, ctx, keywords)
+        return await self.agent.run(new_input, thread=thread, **keywords)
+
+    async def _finish_turn(
+        self,
+        response: AgentResponse,
+        thread: AgentThread,
+        ctx: WorkflowContext[AgentExecutorResponse, AgentResponse],
+    ) -> None:
+        """Save the conversation; ask for approvals, or send the response on."""
         conversation = await thread.list_messages()
         self._thread_state = _thread_data(thread, conversation)
+        if response.user_input_requests:
+            waiting = [request.call_id for request in response.user_input_requests]
+            self._thread_state[_APPROVALS] = {"waiting": waiting, "answers": {}}
+            for request in response.user_input_requests:
+                await ctx.request_info(request, ToolApprovalResponse)
+            return
         await ctx.send_message(
             AgentExecutorResponse(
                 executor_id=self.id, agent_response=response, full_conversation=conversation
@@ -117,10 +167,11 @@ class AgentExecutor(Executor):
         new_input: list[ChatMessage],
         thread: AgentThread,
         ctx: WorkflowContext[AgentExecutorResponse, AgentResponse],
+        keywords: dict[str, Any],
     ) -> AgentResponse:
         before = len(await thread.list_messages()) + len(new_input)
         final: AgentResponse | None = None
-        async for update in self.agent.run_stream(new_input, thread=thread):
+        async for update in self.agent.run_stream(new_input, thread=thread, **keywords):
             await ctx.add_event(AgentRunUpdateEvent(executor_id=self.id, update=update))
             if update.done and update.response is not None:
                 final = update.response
@@ -134,6 +185,9 @@ class AgentExecutor(Executor):
             agent_id=self.agent.id,
         )
 
+
+_APPROVALS = "tool_approvals"
+"""Executor state key: the call ids of the turn waiting for approval, and the answers so far."""
 
 # Thread states this process wrote lately, by their JSON: an agent reached again in a run
 # restores the string its last turn saved, and gets the messages back without parsing them.

@@ -31,6 +31,8 @@ from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
 from agentic_core._errors import ToolError
+from agentic_core.agents._tool_approval import APPROVAL_MODES
+from agentic_core.protocols._tool_approval import ToolApprovalMode
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -65,6 +67,7 @@ class FunctionTool(Generic[P, R]):
         *,
         name: str | None = None,
         description: str | None = None,
+        approval_mode: ToolApprovalMode | None = None,
     ) -> None:
         """Describe ``fn`` as a tool; raises ``ToolError`` if it cannot be one.
 
@@ -72,6 +75,10 @@ class FunctionTool(Generic[P, R]):
             fn: The function to expose; every parameter must be JSON-describable.
             name: The name the model sees; defaults to the function's ``__name__``.
             description: What the tool does; defaults to the docstring's first paragraph.
+            approval_mode: ``"always_require"``: a call waits for a person's approval
+                (``ToolApprovalRequest``) before it runs; ``"never_require"``: it runs at
+                once. None (the default) leaves it to the agent's ``tool_approval_mode``,
+                itself ``"never_require"`` by default.
         """
         functools.update_wrapper(self, fn, updated=())
         self._fn = fn
@@ -82,6 +89,9 @@ class FunctionTool(Generic[P, R]):
         self._is_async = _is_async_callable(fn)
         self._arguments = _ToolArguments.from_function(fn, self._name, _arg_descriptions(doc))
         self._parameters = self._arguments.json_schema()
+        self._approval_mode: ToolApprovalMode | None = _checked_approval_mode(
+            approval_mode, self._name
+        )
 
     @property
     def name(self) -> str:
@@ -97,6 +107,11 @@ class FunctionTool(Generic[P, R]):
     def parameters(self) -> dict[str, Any]:
         """The JSON object schema of the arguments (a fresh copy; safe to change)."""
         return copy.deepcopy(self._parameters)
+
+    @property
+    def approval_mode(self) -> ToolApprovalMode | None:
+        """Whether calls wait for approval; None: the agent's ``tool_approval_mode`` decides."""
+        return self._approval_mode
 
     @property
     def fn(self) -> Callable[P, R]:
@@ -124,18 +139,28 @@ class FunctionTool(Generic[P, R]):
         return self._fn(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"FunctionTool(name={self._name!r})"
+        if self._approval_mode is None:
+            return f"FunctionTool(name={self._name!r})"
+        return f"FunctionTool(name={self._name!r}, approval_mode={self._approval_mode!r})"
 
 
 @overload
 def tool(
-    fn: Callable[P, R], *, name: str | None = None, description: str | None = None
+    fn: Callable[P, R],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    approval_mode: ToolApprovalMode | None = None,
 ) -> FunctionTool[P, R]: ...
 
 
 @overload
 def tool(
-    fn: None = None, *, name: str | None = None, description: str | None = None
+    fn: None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    approval_mode: ToolApprovalMode | None = None,
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 
 
@@ -144,6 +169,7 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
+    approval_mode: ToolApprovalMode | None = None,
 ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
     """Make a function a tool; use bare (``@tool``) or with options (``@tool(name=...)``).
 
@@ -165,6 +191,10 @@ def tool(
 
 
         result = await get_weather.invoke({"city": "Paris"})
+
+
+        @tool(approval_mode="always_require")  # each call waits for a person's approval
+        def delete_file(path: str) -> str: ...
         ```
 
     Raises:
@@ -173,7 +203,9 @@ def tool(
     """
 
     def decorate(function: Callable[P, R]) -> FunctionTool[P, R]:
-        return FunctionTool(function, name=name, description=description)
+        return FunctionTool(
+            function, name=name, description=description, approval_mode=approval_mode
+        )
 
     return decorate if fn is None else decorate(fn)
 
@@ -248,6 +280,17 @@ class _ToolArguments:
         expected = ", ".join(p.name for p in self._parameters) or "none"
         problems = [_describe_error(e, expected) for e in error.errors(include_url=False)]
         return f"invalid arguments for tool {self._tool_name!r}: " + "; ".join(problems)
+
+
+def _checked_approval_mode(
+    mode: ToolApprovalMode | None, tool_name: str
+) -> ToolApprovalMode | None:
+    if mode is not None and mode not in APPROVAL_MODES:
+        raise ToolError(
+            f"tool {tool_name!r}: approval_mode must be 'always_require' or 'never_require', "
+            f"got {mode!r}"
+        )
+    return mode
 
 
 # -- building the argument model -----------------------------------------------------------------

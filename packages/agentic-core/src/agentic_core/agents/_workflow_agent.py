@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard, cast
 
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
@@ -44,6 +44,10 @@ REQUEST_INFO_FUNCTION_NAME = "request_info"
 _PAUSED = "workflow_agent_paused"
 """Thread metadata key: the paused run this thread waits on (run, checkpoint, request ids)."""
 
+WorkflowAgentReply = Literal["last_agent", "new_messages"]
+"""What a ``list[ChatMessage]`` output answers with: the last agent's turn, or every message
+the run added after the input conversation."""
+
 
 class WorkflowAgent:
     """An agent whose answer is a workflow run: the conversation goes in, outputs come back.
@@ -52,6 +56,14 @@ class WorkflowAgent:
     Outputs become the response's messages: an ``AgentResponse`` or ``AgentExecutorResponse``
     gives its messages, a ``ChatMessage`` itself, a str an assistant message, anything else an
     assistant message holding its JSON.
+
+    A ``list[ChatMessage]`` output (the conversation the orchestration patterns yield) answers,
+    as MAF's patterns-as-agents do, with the last agent's messages: the messages after the
+    input conversation, then of those the last agent's turn (the last assistant message and
+    the messages just before it from the same author, its tool results included). So
+    ``SequentialBuilder(participants=[a1, a2]).build().as_agent()`` answers with ``a2``'s reply,
+    never the prompt again. ``reply="new_messages"`` answers with every message the run added
+    after the input instead (a concurrent run: every participant's answer).
 
     Human in the loop: a run that pauses on ``request_info`` answers with one
     ``FunctionCallContent`` per pending request (name ``"request_info"``, ``call_id`` = the
@@ -74,6 +86,7 @@ class WorkflowAgent:
         name: str | None = None,
         id: str | None = None,  # noqa: A002 - the API's name
         checkpoint_store: CheckpointStore | None = None,
+        reply: WorkflowAgentReply = "last_agent",
     ) -> None:
         start = workflow.get_executor(workflow.start_executor_id)
         if not any(can_accept(s.message_type, list[ChatMessage]) for s in start.handlers):
@@ -85,6 +98,7 @@ class WorkflowAgent:
         self.name = name or workflow.name
         self.id = id or f"{self.name}-{uuid.uuid4().hex[:8]}"
         self.checkpoint_store = checkpoint_store or workflow.checkpoint_store
+        self.reply: WorkflowAgentReply = reply
 
     def get_new_thread(self, **metadata: Any) -> AgentThread:
         """A fresh conversation."""
@@ -98,11 +112,12 @@ class WorkflowAgent:
         del kwargs
         thread = thread or self.get_new_thread()
         answers, paused = await self._take_input(messages, thread)
+        conversation = await thread.list_messages()
         if answers:
             result = await self.workflow.run(**self._resume_keywords(answers, paused))
         else:
-            result = await self.workflow.run(await thread.list_messages())
-        produced, usage = _outputs_to_messages(result.outputs, self.name)
+            result = await self.workflow.run(conversation)
+        produced, usage = _outputs_to_messages(result.outputs, self.name, conversation, self.reply)
         return await self._reply(
             thread, produced, usage, result.pending_requests, result.last_checkpoint_id
         )
@@ -114,10 +129,11 @@ class WorkflowAgent:
         del kwargs
         thread = thread or self.get_new_thread()
         answers, paused = await self._take_input(messages, thread)
+        conversation = await thread.list_messages()
         if answers:
             events = self.workflow.run_stream(**self._resume_keywords(answers, paused))
         else:
-            events = self.workflow.run_stream(await thread.list_messages())
+            events = self.workflow.run_stream(conversation)
         outputs: list[Any] = []
         requests: dict[str, RequestInfoEvent] = {}
         async for event in events:
@@ -137,7 +153,7 @@ class WorkflowAgent:
                 and event.status is not WorkflowRunState.IDLE_WITH_PENDING_REQUESTS
             ):
                 requests.clear()  # every request was answered in this call
-        produced, usage = _outputs_to_messages(outputs, self.name)
+        produced, usage = _outputs_to_messages(outputs, self.name, conversation, self.reply)
         checkpoint_id = await self._latest_checkpoint(requests)
         response = await self._reply(
             thread, produced, usage, list(requests.values()), checkpoint_id
@@ -220,7 +236,10 @@ def _arguments(data: Any) -> dict[str, Any]:
     return {"data": value}
 
 
-def _outputs_to_messages(outputs: list[Any], name: str) -> tuple[list[ChatMessage], UsageDetails]:
+def _outputs_to_messages(
+    outputs: list[Any], name: str, conversation: list[ChatMessage], reply: WorkflowAgentReply
+) -> tuple[list[ChatMessage], UsageDetails]:
+    """The run's outputs as the agent's reply (``conversation``: what the run was given)."""
     messages: list[ChatMessage] = []
     usage = UsageDetails()
     for raw in outputs:
@@ -232,10 +251,51 @@ def _outputs_to_messages(outputs: list[Any], name: str) -> tuple[list[ChatMessag
             messages.append(output)
         elif isinstance(output, str):
             messages.append(ChatMessage.assistant(output, author_name=name))
+        elif _is_conversation(output):
+            added = _after_input(output, conversation)
+            messages.extend(added if reply == "new_messages" else _last_agent_turn(added))
         else:
             text = json.dumps(to_jsonable_python(output, fallback=str))
             messages.append(ChatMessage.assistant(text, author_name=name))
     return messages, usage
+
+
+def _is_conversation(output: object) -> TypeGuard[list[ChatMessage]]:
+    return isinstance(output, list) and all(
+        isinstance(item, ChatMessage) for item in cast("list[object]", output)
+    )
+
+
+def _after_input(output: list[ChatMessage], given: list[ChatMessage]) -> list[ChatMessage]:
+    """``output`` without the part it repeats of the conversation the run was given."""
+    shared = 0
+    for produced, sent in zip(output, given, strict=False):
+        if produced != sent:
+            break
+        shared += 1
+    return output[shared:]
+
+
+def _last_agent_turn(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """The last assistant message and what its author said just before it (tool results too).
+
+    Messages with no assistant among them are returned as they are.
+    """
+    last = next(
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i].role is Role.ASSISTANT), None
+    )
+    if last is None:
+        return messages
+    author = messages[last].author_name
+    first = last
+    while first > 0:
+        before = messages[first - 1]
+        if before.role is not Role.TOOL and (
+            before.role is not Role.ASSISTANT or before.author_name != author
+        ):
+            break
+        first -= 1
+    return messages[first : last + 1]
 
 
 def _last_text(messages: list[ChatMessage]) -> str:

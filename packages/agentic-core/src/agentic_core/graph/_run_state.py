@@ -8,14 +8,19 @@ seen by another run or by another attempt, whatever the runtime.
 
 from __future__ import annotations
 
+import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from agentic_core._errors import CheckpointError
 from agentic_core.graph._edges import Edge, FanInBuffer
 from agentic_core.graph._graph import CompiledGraph
-from agentic_core.protocols._checkpoint import Checkpoint
+from agentic_core.protocols._checkpoint import (
+    CHECKPOINT_OUTPUTS_MAX_BYTES,
+    CHECKPOINT_OUTPUTS_MAX_COUNT,
+    Checkpoint,
+)
 from agentic_core.protocols._events import FanInIncompleteEvent, RequestInfoEvent, WorkflowEvent
 from agentic_core.protocols._runtime import ExecutorErrorInfo
 
@@ -28,6 +33,8 @@ class RunState:
 
     __slots__ = (
         "collected",
+        "earlier_outputs",
+        "ending_outputs",
         "errors",
         "events",
         "executor_states",
@@ -67,6 +74,10 @@ class RunState:
         self.outputs: list[Any] = []
         self.outputs_before = 0
         """Outputs of earlier calls of this run (before a resume)."""
+        self.earlier_outputs: list[Any] = []
+        """The newest outputs of earlier calls, encoded and capped (``Checkpoint.outputs``)."""
+        self.ending_outputs: list[Any] | None = None
+        """What the checkpoint ending this call stored as ``outputs`` (``end_call`` takes it)."""
         self.events: list[WorkflowEvent] = []
         self.stream: list[WorkflowEvent] | None = None
         """Where lifecycle events go while someone streams the run."""
@@ -149,6 +160,9 @@ def checkpoint_of(run: RunState) -> Checkpoint:
         metadata[_ERRORS_KEY] = encode({k: list(v) for k, v in run.errors.items()})
     if run.max_supersteps_overridden:
         metadata[_BUDGET_KEY] = run.max_supersteps
+    outputs: list[Any] | None = None
+    if not run.inboxes:  # the call ends here: the run completed or waits for answers
+        outputs = run.ending_outputs = newest_outputs(run)
     return Checkpoint(
         id=uuid.uuid4().hex,
         workflow_id=graph.id,
@@ -166,9 +180,34 @@ def checkpoint_of(run: RunState) -> Checkpoint:
         pending_requests=[encode(request) for request in run.pending_requests.values()],
         executor_states=dict(run.executor_states),
         outputs_so_far=run.outputs_before + len(run.outputs),
+        outputs=outputs,
         metadata=metadata,
         parent_checkpoint_id=run.parent_checkpoint_id,
     )
+
+
+def newest_outputs(run: RunState) -> list[Any]:
+    """The run's newest outputs, encoded, within the caps of ``Checkpoint.outputs``.
+
+    Newest first until a cap is reached, so the list is always the run's last ``len(list)``
+    outputs, in order. Bytes are those of the compact, ASCII-escaped JSON of each output.
+    """
+    kept: list[Any] = []
+    size = 0
+    for encoded in _encoded_newest_first(run):
+        size += len(json.dumps(encoded, separators=(",", ":")))
+        if len(kept) == CHECKPOINT_OUTPUTS_MAX_COUNT or size > CHECKPOINT_OUTPUTS_MAX_BYTES:
+            break
+        kept.append(encoded)
+    kept.reverse()
+    return kept
+
+
+def _encoded_newest_first(run: RunState) -> Iterator[Any]:
+    encode = run.graph.type_registry.encode  # outputs are checked as they are yielded
+    for output in reversed(run.outputs):
+        yield encode(output)
+    yield from reversed(run.earlier_outputs)
 
 
 def restore_run(
@@ -212,5 +251,6 @@ def restore_run(
         errors: dict[str, list[ExecutorErrorInfo]] = decode(checkpoint.metadata[_ERRORS_KEY])
         run.errors = {executor_id: tuple(infos) for executor_id, infos in errors.items()}
     run.outputs_before = checkpoint.outputs_so_far
+    run.earlier_outputs = list(checkpoint.outputs or ())
     run.last_checkpoint_id = checkpoint.id
     return run

@@ -378,6 +378,8 @@ def end_call(run: RunState) -> CallOutcome:
     outputs, run.outputs = run.outputs, []
     events, run.events = run.events, []
     run.outputs_before += len(outputs)
+    if run.ending_outputs is not None:  # stored by the checkpoint that ended the call
+        run.earlier_outputs, run.ending_outputs = run.ending_outputs, None
     return CallOutcome(outputs, events, tail)
 
 

@@ -13,7 +13,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypedDict, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    NamedTuple,
+    Protocol,
+    TypedDict,
+    runtime_checkable,
+)
 
 from agentic_core._errors import (
     CheckpointError,
@@ -35,6 +43,7 @@ from agentic_core.graph._loop import (
 from agentic_core.graph._paused import PausedRun, PausedRuns
 from agentic_core.graph._run_state import RunState, new_run_id, restore_run, start_run
 from agentic_core.graph._runtime import LocalRuntime, SerializingRuntime
+from agentic_core.graph._snapshot import RunSnapshot, snapshot_of
 from agentic_core.graph._step import (
     deliver_responses,
     end_call,
@@ -174,15 +183,22 @@ class Workflow(CompiledGraph):
         size = f"executors={len(self.executors)}, edges={len(self.edges)}"
         return f"Workflow(name={self.name!r}, {size})"
 
-    def as_agent(self, name: str | None = None) -> Agent:
+    def as_agent(
+        self,
+        name: str | None = None,
+        *,
+        reply: Literal["last_agent", "new_messages"] = "last_agent",
+    ) -> Agent:
         """This workflow behind the Agent interface (its start executor takes list[ChatMessage]).
 
-        Returns a ``WorkflowAgent``.
+        Returns a ``WorkflowAgent``. A ``list[ChatMessage]`` output (a pattern's conversation)
+        answers with the last agent's turn, or with ``reply="new_messages"`` every message
+        after the input (a concurrent pattern's answers).
         """
         # The agent layer builds on the graph, so the graph reaches up to it only here.
         from agentic_core.agents._workflow_agent import WorkflowAgent
 
-        return WorkflowAgent(self, name=name)
+        return WorkflowAgent(self, name=name, reply=reply)
 
     # -- running --------------------------------------------------------------------------------
 
@@ -362,6 +378,30 @@ class Workflow(CompiledGraph):
         store = self._store_for("list the history of run " + repr(run_id), checkpoint_store)
         return await store.list(workflow_id=self.id, run_id=run_id)
 
+    async def get_state(
+        self, run_id: str, *, checkpoint_store: CheckpointStore | None = None
+    ) -> RunSnapshot:
+        """Where run ``run_id`` stands, from the checkpoint store alone (LangGraph's
+        ``get_state``): status, last superstep, outputs so far, pending requests, shared state.
+
+        Reads the run's latest checkpoint (the workflow's store unless ``checkpoint_store`` is
+        given; any process, any ``Workflow`` object of the same graph, runs driven by a
+        ``RunDriver`` such as NatsRuntime included). Raises ``CheckpointError`` when the store
+        holds no checkpoint of the run, ``IncompatibleCheckpointError`` when another graph
+        wrote it.
+        """
+        store = self._store_for(f"read the state of run {run_id!r}", checkpoint_store)
+        latest = await store.latest(run_id)
+        if latest is None:
+            raise CheckpointError(f"no checkpoint of run {run_id!r} in the store")
+        self._check_loaded(latest)
+        try:
+            return snapshot_of(latest, self.type_registry)
+        except SerializationError as exc:
+            raise CheckpointError(
+                f"checkpoint {latest.id!r} of run {run_id} cannot be decoded: {exc}"
+            ) from exc
+
     # -- how a call starts ----------------------------------------------------------------------
 
     async def _start(
@@ -464,6 +504,12 @@ class Workflow(CompiledGraph):
         checkpoint = await store.load(checkpoint_id)
         if checkpoint is None:
             raise CheckpointError(f"no checkpoint with id {checkpoint_id!r} in the store")
+        self._check_loaded(checkpoint)
+        return checkpoint
+
+    def _check_loaded(self, checkpoint: Checkpoint) -> None:
+        """Refuse a checkpoint another graph, or a newer agentic_core, wrote."""
+        checkpoint_id = checkpoint.id
         if checkpoint.workflow_fingerprint != self.fingerprint():
             raise IncompatibleCheckpointError(
                 f"checkpoint {checkpoint_id!r} was written by a different graph "
@@ -476,7 +522,6 @@ class Workflow(CompiledGraph):
                 f"checkpoint {checkpoint_id!r} has schema version {checkpoint.schema_version}; "
                 f"this agentic_core reads up to {CHECKPOINT_SCHEMA_VERSION}"
             )
-        return checkpoint
 
     def _restore(
         self, checkpoint: Checkpoint, *, run_id: str | None = None, max_supersteps: int | None

@@ -6,10 +6,11 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol, cast, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
-from agentic_core.protocols._messages import ChatMessage, UsageDetails
+from agentic_core.protocols._messages import ChatMessage, Role, UsageDetails
 from agentic_core.protocols._thread import AgentThread
+from agentic_core.protocols._tool_approval import ToolApprovalRequest
 
 
 def _now() -> datetime:
@@ -27,7 +28,15 @@ class ContinuationToken(BaseModel):
 
 
 class AgentResponse(BaseModel):
-    """The result of ``Agent.run``: the new messages, their text, usage and the parsed value."""
+    """The result of ``Agent.run``: the new messages, their text, usage and the parsed value.
+
+    ``text`` is the answer's text: when not given it is computed from ``messages`` as the
+    response is made (the text of the last assistant message that has any, ``""`` when none
+    has), so ``AgentResponse(messages=[ChatMessage.assistant("hi")]).text == "hi"``. A ``text``
+    given explicitly (even ``""``) is kept as given, and so is a serialized one on load.
+    Changing ``messages`` afterwards does not recompute it. (MAF's ``text`` joins the text of
+    every message; ours is the reply's, the value every built-in agent sets.)
+    """
 
     messages: list[ChatMessage] = Field(default_factory=list[ChatMessage])
     text: str = ""
@@ -35,6 +44,27 @@ class AgentResponse(BaseModel):
     agent_id: str = ""
     continuation_token: ContinuationToken | None = None
     value: Any = None
+    user_input_requests: list[ToolApprovalRequest] = Field(
+        default_factory=list[ToolApprovalRequest]
+    )
+    """Tool calls waiting for a person's approval: the turn resumes with
+    ``run(responses={request.call_id: answer}, thread=...)`` (Microsoft Agent Framework's name)."""
+
+    @model_validator(mode="after")
+    def _text_from_messages(self) -> AgentResponse:
+        if "text" not in self.model_fields_set and self.messages:
+            self.text = _reply_text(self.messages)
+        return self
+
+
+def _reply_text(messages: Sequence[ChatMessage]) -> str:
+    """What ``AgentResponse.text`` is when not given: the last assistant text, or ``""``."""
+    for message in reversed(messages):
+        if message.role is Role.ASSISTANT:
+            text = message.text
+            if text:
+                return text
+    return ""
 
 
 class AgentResponseUpdate(BaseModel):

@@ -10,6 +10,14 @@ from typing import Any, Protocol, cast, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 CHECKPOINT_SCHEMA_VERSION = 1
+"""Readers refuse a newer version. A field added with a default that older readers may ignore
+(``outputs``) keeps the version: old checkpoints load with the default, new ones load in older
+readers without it."""
+
+CHECKPOINT_OUTPUTS_MAX_COUNT = 100
+"""At most this many outputs are stored in ``Checkpoint.outputs`` (the newest ones)."""
+CHECKPOINT_OUTPUTS_MAX_BYTES = 1_000_000
+"""At most about this many bytes of encoded JSON are stored in ``Checkpoint.outputs``."""
 
 
 def _utc_now() -> datetime:
@@ -64,6 +72,14 @@ class Checkpoint(BaseModel):
     """Executor id -> its ``snapshot_state()`` (encoded)."""
     outputs_so_far: int = 0
     """How many outputs the run had yielded up to and including ``superstep``."""
+    outputs: list[Any] | None = None
+    """The run's outputs (encoded), on a checkpoint where a call of the run ends: the run
+    completed, or waits for answers. ``None`` on the other checkpoints (and on those written
+    before this field). Bounded: the newest outputs only, at most
+    ``CHECKPOINT_OUTPUTS_MAX_COUNT`` of them and about ``CHECKPOINT_OUTPUTS_MAX_BYTES`` of JSON
+    (an output that cannot be encoded stops the list there too). When cut, the list is the last
+    ``len(outputs)`` of the ``outputs_so_far`` outputs: the first
+    ``outputs_so_far - len(outputs)`` are left out."""
     metadata: dict[str, Any] = Field(default_factory=dict[str, Any])
     """Free-form extra data (JSON-able) for runtimes and tools."""
     parent_checkpoint_id: str | None = None

@@ -30,6 +30,7 @@ from agentic_core.protocols._checkpoint import Checkpoint, CheckpointMetadata, C
 __all__ = ["CheckpointStoreConformance", "make_checkpoint"]
 
 _EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
+_OUTPUTS: list[Any] = [{"$t": "tests.Note", "v": {"text": "fin ✓"}}, 2, None]
 
 
 def make_checkpoint(
@@ -42,13 +43,15 @@ def make_checkpoint(
     shared_state: dict[str, Any] | None = None,
     pending_request_ids: Sequence[str] = ("r-1",),
     parent_checkpoint_id: str | None = None,
+    outputs: list[Any] | None = _OUTPUTS,
 ) -> Checkpoint:
     """A small checkpoint with a payload in every field, for store tests.
 
     The id defaults to ``"<run_id>-step-<superstep>"`` and ``created_at`` to a fixed instant plus
     ``superstep`` seconds, so checkpoints built here sort predictably. ``pending_requests`` holds
     one request per id of ``pending_request_ids``, in that order, encoded as the engine writes a
-    ``RequestInfoEvent``; ``parent_checkpoint_id`` marks the checkpoint as a fork's first one.
+    ``RequestInfoEvent``; ``parent_checkpoint_id`` marks the checkpoint as a fork's first one;
+    ``outputs`` are the run's stored outputs (``None``: a checkpoint that stores none).
     """
     return Checkpoint(
         id=f"{run_id}-step-{superstep}" if checkpoint_id is None else checkpoint_id,
@@ -70,6 +73,7 @@ def make_checkpoint(
         ],
         executor_states={"writer": {"seen": [True, False]}},
         outputs_so_far=superstep,
+        outputs=None if outputs is None else list(outputs),
         metadata={"note": "conformance"},
         parent_checkpoint_id=parent_checkpoint_id,
     )
@@ -338,6 +342,25 @@ class CheckpointStoreConformance:
         assert loaded.parent_checkpoint_id == "run-a-step-1"
         assert latest is not None
         assert latest.parent_checkpoint_id == "run-a-step-1"
+
+    async def test_load_round_trips_the_run_outputs_and_their_absence(
+        self, checkpoint_store: CheckpointStore
+    ) -> None:
+        ended = make_checkpoint(superstep=1)
+        midway = make_checkpoint(superstep=0, outputs=None)
+        await checkpoint_store.save(ended)
+        await checkpoint_store.save(midway)
+
+        loaded_ended = await checkpoint_store.load(ended.id)
+        loaded_midway = await checkpoint_store.load(midway.id)
+        latest = await checkpoint_store.latest(ended.run_id)
+
+        assert loaded_ended is not None
+        assert loaded_ended.outputs == ended.outputs
+        assert latest is not None
+        assert latest.outputs == ended.outputs
+        assert loaded_midway is not None
+        assert loaded_midway.outputs is None
 
     # --- latest ----------------------------------------------------------------------------------
 

@@ -398,6 +398,10 @@ function renderRequests(view) {
 
 function schemaKind(schema) {
   const type = schema && schema.type;
+  // agentic_core.ToolApprovalResponse: approve, reject with a reason, or edit the arguments.
+  if (schema && schema.title === "ToolApprovalResponse" && schema.properties && schema.properties.approved) {
+    return "tool_approval";
+  }
   if (type === "boolean" || type === "string" || type === "number" || type === "integer") return type;
   return "json";
 }
@@ -407,10 +411,12 @@ function requestForm(request, canAnswer) {
   const kind = schemaKind(schema);
   const form = el("form", { class: "request", "data-request-id": request.request_id, "data-kind": kind },
     el("div", { class: "muted small", text: `${request.source_executor_id} asks` }),
-    el("pre", { class: "prompt", text: request.prompt }),
+    el("pre", { class: "prompt", text: kind === "tool_approval" ? toolCallText(request.data) : request.prompt }),
   );
   const controls = el("div", { class: "controls" });
-  if (kind === "boolean") {
+  if (kind === "tool_approval") {
+    toolApprovalControls(controls, request.data);
+  } else if (kind === "boolean") {
     controls.append(
       el("button", { type: "submit", name: "answer", value: "true", class: "approve", text: "Approve" }),
       el("button", { type: "submit", name: "answer", value: "false", class: "reject", text: "Reject" }),
@@ -441,7 +447,57 @@ function requestForm(request, canAnswer) {
   return form;
 }
 
+/** A tool call waiting for approval: Approve; Reject with a reason the model reads; or approve
+ * with edited arguments (prefilled with the model's). */
+function toolApprovalControls(controls, data) {
+  const args = data && typeof data === "object" && data.arguments && typeof data.arguments === "object"
+    ? data.arguments : {};  // a request too large to show comes truncated: edit from {}
+  const reason = el("input", { name: "reason", type: "text", placeholder: "reason (the model reads it)" });
+  const reject = el("button", { type: "submit", name: "decision", value: "reject", class: "reject", text: "Reject" });
+  // Enter in the reason rejects (a form's Enter would press its first button: Approve).
+  reason.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter") return;
+    event.preventDefault();
+    reason.form.requestSubmit(reject);
+  });
+  controls.append(
+    el("button", { type: "submit", name: "decision", value: "approve", class: "approve", text: "Approve" }),
+    reason,
+    reject,
+    el("details", { class: "schema" }, el("summary", { text: "edit the arguments" }),
+      el("textarea", { name: "arguments", rows: 4, spellcheck: "false", text: pretty(args) }),
+      el("button", { type: "submit", name: "decision", value: "edit", text: "Approve with these arguments" })),
+  );
+}
+
+/** "deploy({...})": the call a person approves, arguments shown whole (the prompt names only). */
+function toolCallText(data) {
+  if (!data || typeof data !== "object" || typeof data.tool_name !== "string") return pretty(data);
+  const who = data.agent_name ? `${data.agent_name} wants to call ` : "";
+  return `${who}${data.tool_name}(${pretty(data.arguments || {})})`;
+}
+
+function readToolApproval(form, submitter) {
+  const decision = submitter ? submitter.value : "approve";
+  if (decision === "reject") {
+    const reason = form.elements.namedItem("reason").value.trim();
+    return reason ? { approved: false, reason } : { approved: false };
+  }
+  if (decision !== "edit") return { approved: true };
+  let args;
+  try {
+    args = JSON.parse(form.elements.namedItem("arguments").value);
+  } catch (error) {
+    throw new Error(`Arguments are not valid JSON: ${error.message}`);
+  }
+  if (args === null || typeof args !== "object" || Array.isArray(args)) {
+    throw new Error("Arguments must be a JSON object.");
+  }
+  return { approved: true, arguments: args };
+}
+
 function readAnswer(form, kind, submitter) {
+  if (kind === "tool_approval") return readToolApproval(form, submitter);
   if (kind === "boolean") return submitter && submitter.value === "true";
   const raw = form.elements.namedItem("answer").value;
   if (kind === "string") return raw;
