@@ -59,6 +59,13 @@ from agentic_orchestrator._handoff import HandoffBuilder as HandoffBuilder
 from agentic_orchestrator._handoff import HandoffUserRequest as HandoffUserRequest
 from agentic_orchestrator._handoff import handoff as handoff
 from agentic_orchestrator._magentic import MagenticBuilder as MagenticBuilder
+from agentic_orchestrator._magentic_review import (
+    MagenticPlanReviewRequest as MagenticPlanReviewRequest,
+)
+from agentic_orchestrator._magentic_review import (
+    MagenticPlanReviewResponse as MagenticPlanReviewResponse,
+)
+from agentic_orchestrator._magentic_review import MagenticProgressLedger as MagenticProgressLedger
 from agentic_orchestrator._orchestrator import AgentRef as AgentRef
 from agentic_orchestrator._orchestrator import Orchestrator as Orchestrator
 from agentic_orchestrator._payloads import ExecutionMode as ExecutionMode
@@ -71,6 +78,7 @@ from agentic_orchestrator._selectors import no_repeat_selector as no_repeat_sele
 from agentic_orchestrator._selectors import round_robin_selector as round_robin_selector
 from agentic_orchestrator._selectors import smart_selector as smart_selector
 from agentic_orchestrator._sequential import SequentialBuilder as SequentialBuilder
+from agentic_orchestrator._supervisor import create_supervisor as create_supervisor
 
 # --- TaskAgent
 from agentic_orchestrator._task_agent import AgentConfig as AgentConfig  # = TaskAgentConfig

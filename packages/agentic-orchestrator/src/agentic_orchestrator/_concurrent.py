@@ -27,6 +27,7 @@ from agentic_orchestrator._errors import OrchestrationConfigError, OrchestratorE
 from agentic_orchestrator._participants import (
     ConversationStart,
     Participant,
+    accepts,
     final_assistant_message,
     named_participants,
     require_participants,
@@ -37,6 +38,8 @@ _log = structlog.get_logger(__name__)
 
 _START = "concurrent_input"
 _END = "concurrent_aggregator"
+_GATHER = "concurrent_results"
+_SAMPLE_RESPONSE = AgentExecutorResponse(executor_id="", agent_response=AgentResponse(agent_id=""))
 
 
 class ParticipantResult(BaseModel):
@@ -66,8 +69,13 @@ class ParticipantResult(BaseModel):
         return self.agent_response.text if self.agent_response is not None else ""
 
 
-Aggregator = Callable[[list[ParticipantResult]], Any]
-"""``fn(results) -> output`` (sync or async): results in participant order, failures included."""
+_SAMPLE_RESULT = ParticipantResult(executor_id="")
+
+Aggregator = (
+    Callable[[list[ParticipantResult]], Any] | Callable[[list[ParticipantResult], Any], Any]
+)
+"""``fn(results)`` or ``fn(results, ctx)`` (sync or async) -> output: results in participant order,
+failures included."""
 
 
 class _Participant(Executor):
@@ -112,6 +120,7 @@ class _Aggregate(Executor):
         super().__init__(_END, kind=ExecutorKind.ORCHESTRATOR)
         self.aggregator = aggregator
         self.names = tuple(names)
+        self.with_context = aggregator is not None and _takes_context(aggregator)
 
     @handler
     async def aggregate(
@@ -124,11 +133,61 @@ class _Aggregate(Executor):
         if self.aggregator is None:
             await ctx.yield_output(_default_aggregate(gathered))
             return
-        value = self.aggregator(gathered)
+        aggregate: Callable[..., Any] = self.aggregator
+        value = aggregate(gathered, ctx) if self.with_context else aggregate(gathered)
         if inspect.isawaitable(value):
             value = await value
         if value is not None:
             await ctx.yield_output(value)
+
+
+def _takes_context(aggregator: Callable[..., Any]) -> bool:
+    """Whether the callback is MAF's two-argument form ``(results, ctx)``."""
+    try:
+        parameters = inspect.signature(aggregator).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: one argument
+        return False
+    positional = [
+        p
+        for p in parameters
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in parameters)
+
+
+class _Gather(Executor):
+    """Gathers every result (in participant order) and sends the list to a custom aggregator
+    executor: as ``list[ParticipantResult]`` when it takes those, else as MAF's
+    ``list[AgentExecutorResponse]`` (failed participants left out, with a warning)."""
+
+    def __init__(self, names: Sequence[str], *, as_responses: bool) -> None:
+        super().__init__(_GATHER, kind=ExecutorKind.ORCHESTRATOR)
+        self.names = tuple(names)
+        self.as_responses = as_responses
+
+    @handler
+    async def gather(
+        self,
+        results: list[ParticipantResult | AgentExecutorResponse | list[ChatMessage]],
+        ctx: WorkflowContext[list[ParticipantResult] | list[AgentExecutorResponse]],
+    ) -> None:
+        """Send the results on."""
+        gathered = [_as_result(r, name) for r, name in zip(results, self.names, strict=True)]
+        if not self.as_responses:
+            await ctx.send_message(gathered)
+            return
+        _answered(gathered)
+        await ctx.send_message(
+            [
+                AgentExecutorResponse(
+                    executor_id=r.executor_id,
+                    agent_response=r.agent_response,
+                    full_conversation=r.full_conversation,
+                )
+                for r in gathered
+                if r.agent_response is not None
+            ]
+        )
 
 
 def _as_result(
@@ -157,12 +216,7 @@ def _as_result(
 
 def _default_aggregate(results: list[ParticipantResult]) -> list[ChatMessage]:
     """The prompt, then each answering participant's final message, in participant order."""
-    answered = [r for r in results if r.agent_response is not None]
-    if not answered:
-        failures = "; ".join(f"{r.executor_id}: {r.error}" for r in results)
-        raise OrchestratorError(f"every participant of the concurrent run failed: {failures}")
-    for failed in (r for r in results if r.agent_response is None):
-        _log.warning("participant_left_out", participant=failed.executor_id, error=failed.error)
+    answered = _answered(results)
     first = answered[0]
     prompt_length = len(first.full_conversation) - len(first.agent_response.messages)  # pyright: ignore[reportOptionalMemberAccess]
     prompt = first.full_conversation[: max(prompt_length, 0)]
@@ -171,6 +225,17 @@ def _default_aggregate(results: list[ParticipantResult]) -> list[ChatMessage]:
         for r in answered
     ]
     return [*prompt, *answers]
+
+
+def _answered(results: list[ParticipantResult]) -> list[ParticipantResult]:
+    """The results with an answer; the failures logged; none at all fails the run."""
+    answered = [r for r in results if r.agent_response is not None]
+    if not answered:
+        failures = "; ".join(f"{r.executor_id}: {r.error}" for r in results)
+        raise OrchestratorError(f"every participant of the concurrent run failed: {failures}")
+    for failed in (r for r in results if r.agent_response is None):
+        _log.warning("participant_left_out", participant=failed.executor_id, error=failed.error)
+    return answered
 
 
 class ConcurrentBuilder(PatternBuilder):
@@ -190,6 +255,10 @@ class ConcurrentBuilder(PatternBuilder):
 
         workflow = ConcurrentBuilder().participants([a, b, c]).with_aggregator(synthesize).build()
 
+    As in MAF, the aggregator may also be an ``Executor`` with a handler for
+    ``list[AgentExecutorResponse]`` (or ``list[ParticipantResult]``, to see failures too) that
+    yields the output itself.
+
     Custom executors may take part: they receive the prompt as a ``list[ChatMessage]`` and send
     a ``ParticipantResult``, an ``AgentExecutorResponse`` or a ``list[ChatMessage]``.
     """
@@ -202,7 +271,7 @@ class ConcurrentBuilder(PatternBuilder):
         checkpoint_store: CheckpointStore | None = None,
     ) -> None:
         self._participants: dict[str, Participant] | None = None
-        self._aggregator: Aggregator | None = None
+        self._aggregator: Aggregator | Executor | None = None
         self._name = name
         self._checkpoint_store = checkpoint_store
         if participants is not None:
@@ -211,17 +280,34 @@ class ConcurrentBuilder(PatternBuilder):
     def participants(self, participants: Sequence[Participant]) -> Self:
         """Who answers (agents and executors; names must be unique)."""
         self._participants = named_participants(
-            participants, "ConcurrentBuilder", reserved=(_START, _END)
+            participants, "ConcurrentBuilder", reserved=(_START, _END, _GATHER)
         )
         return self
 
     def with_aggregator(
-        self, aggregator: Callable[[list[ParticipantResult]], Any | Awaitable[Any]]
+        self,
+        aggregator: Executor
+        | Callable[[list[ParticipantResult]], Any | Awaitable[Any]]
+        | Callable[[list[ParticipantResult], WorkflowContext[Never, Any]], Any | Awaitable[Any]],
     ) -> Self:
-        """``aggregator(results)`` (sync or async) makes the run's output from every result."""
-        if not callable(aggregator):
+        """What makes the run's output from every participant's result, as MAF's.
+
+        A callback ``aggregator(results)`` or ``aggregator(results, ctx)`` (sync or async):
+        its return value, unless None, is the output. Or an ``Executor`` whose handler takes
+        ``list[AgentExecutorResponse]`` (failed participants left out) or
+        ``list[ParticipantResult]`` (failures included) and yields the output itself.
+        """
+        if isinstance(aggregator, Executor):
+            wants_results = accepts(aggregator, [_SAMPLE_RESULT])
+            if not wants_results and not accepts(aggregator, [_SAMPLE_RESPONSE]):
+                raise OrchestrationConfigError(
+                    f"ConcurrentBuilder: the aggregator executor {aggregator.id!r} has no handler "
+                    "for a list[AgentExecutorResponse] or a list[ParticipantResult]"
+                )
+        elif not callable(aggregator):
             raise OrchestrationConfigError(
-                f"ConcurrentBuilder: the aggregator must be callable, got {aggregator!r}"
+                "ConcurrentBuilder: the aggregator must be an Executor or callable, "
+                f"got {aggregator!r}"
             )
         self._aggregator = aggregator
         return self
@@ -235,5 +321,17 @@ class ConcurrentBuilder(PatternBuilder):
         ]
         builder = WorkflowBuilder(self._name or "concurrent").set_start_executor(start)
         builder.add_fan_out_edge(start, nodes)
-        builder.add_fan_in_edge(nodes, _Aggregate(self._aggregator, list(named)))
+        aggregator = self._aggregator
+        if not isinstance(aggregator, Executor):
+            builder.add_fan_in_edge(nodes, _Aggregate(aggregator, list(named)))
+            return self._finish(builder)
+        if aggregator.id in (*named, _START, _GATHER):
+            raise OrchestrationConfigError(
+                f"ConcurrentBuilder: the aggregator executor's id {aggregator.id!r} is taken "
+                "by a participant or the pattern; give it another id"
+            )
+        wants_results = accepts(aggregator, [_SAMPLE_RESULT])
+        gather = _Gather(list(named), as_responses=not wants_results)
+        builder.add_fan_in_edge(nodes, gather)
+        builder.add_edge(gather, aggregator)
         return self._finish(builder)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,6 +25,14 @@ from agentic_orchestrator._errors import (
 from agentic_orchestrator._payloads import ResultPayload, ResultStatus
 
 _REFERENCE = re.compile(r"^\{\{\s*([^{}]+?)\s*\}\}$")
+
+OnDependencyFailure = Literal["skip", "run"]
+"""What a step does when a step it depends on did not succeed: ``"skip"`` (the default) marks
+it failed and skipped without calling its agent; ``"run"`` runs it anyway, as the seed's
+orchestrator does, with its dependencies' statuses and errors in its task's inputs
+(:func:`dependency_inputs`)."""
+
+DEPENDENCY_FAILURE_CHOICES: tuple[OnDependencyFailure, ...] = ("skip", "run")
 
 
 def _now() -> datetime:
@@ -178,21 +186,34 @@ def find_cycle(depends_on: Mapping[str, Sequence[str]]) -> list[str]:
 class StepInputError(OrchestratorError):
     """A step's ``"{{step.key}}"`` input names a key its dependency's result data lacks.
 
-    Known only at run time: the step fails with this message and its dependents are skipped.
+    Known only at run time: the step fails with this message and its dependents are skipped
+    (or run, with ``on_dependency_failure="run"``).
     """
 
 
-def resolve_inputs(step: WorkflowStep, results: Mapping[str, StepResult]) -> dict[str, Any]:
+def resolve_inputs(
+    step: WorkflowStep,
+    results: Mapping[str, StepResult],
+    *,
+    on_dependency_failure: OnDependencyFailure = "skip",
+) -> dict[str, Any]:
     """``step.inputs`` with each reference replaced by its dependency's result data.
 
     Raises :class:`StepInputError` naming the step, the input and the key when a key is
-    missing (or the data is not a dict).
+    missing (or the data is not a dict). With ``on_dependency_failure="run"`` a reference into
+    a dependency that did not succeed is ``None`` when its data lacks the key (a failed step
+    often has no data): the step runs and reads why from its task's inputs.
     """
     resolved = dict(step.inputs)
     for name, referenced, key in step.references():
-        data = results[referenced].data
+        dependency = results[referenced]
+        data = dependency.data
         if key is None:
             resolved[name] = data
+            continue
+        lenient = on_dependency_failure == "run" and not dependency.ok
+        if lenient and (not isinstance(data, dict) or key not in data):
+            resolved[name] = None
             continue
         if not isinstance(data, dict) or key not in data:
             has = (
@@ -208,6 +229,26 @@ def resolve_inputs(step: WorkflowStep, results: Mapping[str, StepResult]) -> dic
     return resolved
 
 
+def dependency_inputs(
+    step: WorkflowStep,
+    results: Mapping[str, StepResult],
+    *,
+    on_dependency_failure: OnDependencyFailure = "skip",
+) -> dict[str, Any]:
+    """What a step's task gets as ``TaskPayload.inputs``, by dependency step id.
+
+    ``"skip"``: each dependency's result data (they all succeeded, or the step is not run).
+    ``"run"``: each dependency's outcome, failed ones included, as
+    ``{"status": "success" | "partial" | "failure", "data": ..., "error": str | None}``.
+    """
+    if on_dependency_failure == "skip":
+        return {d: results[d].data for d in step.depends_on}
+    return {
+        d: {"status": r.status.value, "data": r.data, "error": r.error}
+        for d, r in ((d, results[d]) for d in step.depends_on)
+    }
+
+
 class StepResult(BaseModel):
     """How one step went: status, the agent's result, the error, and when it ran."""
 
@@ -219,7 +260,7 @@ class StepResult(BaseModel):
     """The agent's answer (``None`` when the agent was not called)."""
     error: str | None = None
     skipped: bool = False
-    """Not run, because a step it depends on failed."""
+    """Not run, because a step it depends on failed (``on_dependency_failure="skip"``)."""
     started_at: datetime = Field(default_factory=_now)
     finished_at: datetime = Field(default_factory=_now)
     duration_s: float = 0.0

@@ -29,9 +29,9 @@ from agentic_orchestrator._participants import (
     Participant,
     accepts,
     description_of,
+    kept_turn,
     named_participants,
     require_participants,
-    said_by,
     to_conversation,
 )
 from agentic_orchestrator._speaker_choice import ManagerDecision, choose_speaker
@@ -67,6 +67,7 @@ class _GroupChatManager(Executor):
         termination: TerminationCondition | None,
         max_rounds: int | None,
         manager_name: str,
+        full_history: bool = False,
     ) -> None:
         super().__init__(_MANAGER, kind=ExecutorKind.ORCHESTRATOR)
         self.participants = dict(participants)
@@ -74,6 +75,7 @@ class _GroupChatManager(Executor):
         self.termination = termination
         self.max_rounds = max_rounds
         self.manager_name = manager_name
+        self.full_history = full_history
         self._reset()
 
     def _reset(self) -> None:
@@ -143,14 +145,14 @@ class _GroupChatManager(Executor):
         await ctx.send_message(list(self._conversation), target_id=speaker)
 
     def _turn(self, message: Any) -> list[ChatMessage]:
-        """What the last speaker added, tool traffic left out, stamped with its name."""
+        """What the last speaker added, stamped with its name (tool traffic: full history only)."""
         speaker = self._history[-1] if self._history else None
         if isinstance(message, AgentExecutorResponse):
             added = list(message.agent_response.messages)
         else:
             known = {m.message_id for m in self._conversation}
             added = [m for m in to_conversation(message) if m.message_id not in known]
-        return said_by(added, speaker)
+        return kept_turn(added, speaker, full_history=self.full_history)
 
     def _view(self) -> GroupChatState:
         return GroupChatState(
@@ -179,7 +181,9 @@ class GroupChatBuilder(PatternBuilder):
     (:meth:`with_orchestrator_agent`, an LLM that reads the transcript). The speaker sees
     every message said since its last turn (everything is broadcast into its context) and
     answers; the chat ends when a termination condition holds or after ``max_iterations``
-    turns, and the run's output is the whole conversation as a ``list[ChatMessage]``::
+    turns, and the run's output is the whole conversation as a ``list[ChatMessage]``. The
+    conversation keeps what the participants said; ``full_history=True`` (LangGraph's
+    ``output_mode="full_history"``) keeps their tool calls and results too::
 
         workflow = (
             GroupChatBuilder()
@@ -202,9 +206,11 @@ class GroupChatBuilder(PatternBuilder):
         termination_condition: TerminationCondition | None = None,
         max_rounds: int | None = None,
         name: str | None = None,
+        full_history: bool = False,
         checkpoint_store: CheckpointStore | None = None,
     ) -> None:
         self._participants: dict[str, Participant] | None = None
+        self._full_history = full_history
         self._selector: Selector | None = None
         self._manager_agent: Agent | None = None
         self._manager_retries = 2
@@ -273,6 +279,16 @@ class GroupChatBuilder(PatternBuilder):
 
     with_max_rounds = with_max_iterations
 
+    def with_full_history(self, enabled: bool = True) -> Self:
+        """Keep every message of every turn, tool calls and results too.
+
+        By default the shared conversation (what each speaker is shown, what selectors and
+        termination conditions see, the output) keeps only what the participants said.
+        LangGraph-supervisor calls this ``output_mode="full_history"``.
+        """
+        self._full_history = enabled
+        return self
+
     def build(self) -> Workflow:
         """The group chat as a core ``Workflow``."""
         named = require_participants(self._participants, "GroupChatBuilder")
@@ -308,6 +324,7 @@ class GroupChatBuilder(PatternBuilder):
             self._termination,
             self._max_rounds,
             self._manager_agent.name if self._manager_agent is not None else _MANAGER,
+            self._full_history,
         )
         supersteps = 100 if self._max_rounds is None else max(100, 2 * self._max_rounds + 4)
         builder = WorkflowBuilder(self._name or "group_chat", max_supersteps=supersteps)

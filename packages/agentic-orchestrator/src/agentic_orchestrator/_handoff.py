@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Self
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, Self
 
 from pydantic import BaseModel, Field
 
@@ -15,6 +17,9 @@ from agentic_core import (
     ChatMessage,
     CheckpointStore,
     Executor,
+    FunctionCallContent,
+    Role,
+    TextContent,
     Workflow,
     WorkflowBuilder,
     WorkflowContext,
@@ -26,6 +31,7 @@ from agentic_orchestrator._errors import OrchestrationConfigError, OrchestratorE
 from agentic_orchestrator._group_chat_state import GroupChatState, TerminationCondition
 from agentic_orchestrator._handoff_tools import (
     requested_transfer,
+    transfer_back_tool_name,
     transfer_tool_name,
     transfer_tools,
     with_transfer_tools,
@@ -34,13 +40,22 @@ from agentic_orchestrator._participants import (
     ConversationInput,
     answer_conversation,
     description_of,
+    kept_turn,
     named_participants,
     require_participants,
-    said_by,
     to_conversation,
 )
 
 _START = "handoff_input"
+
+AUTONOMOUS_MODE_PROMPT = "User did not respond. Continue assisting autonomously."
+"""What an agent in autonomous mode is told when it answered without handing off (MAF's)."""
+AUTONOMOUS_TURN_LIMIT = 50
+"""Autonomous turns an agent may take in a row when ``turn_limits`` names no limit (MAF's)."""
+
+HistoryMode = Literal["spoken", "full_history", "last_message"]
+"""What of an agent's turn joins the shared conversation: its spoken messages, all of it
+(tool calls and results too), or only its last message (LangGraph-supervisor's workers)."""
 
 DecideHandoff = Callable[[str, AgentResponse], str | Awaitable[str | None] | None]
 """``decide(agent_name, response) -> target name | None`` (sync or async)."""
@@ -83,6 +98,37 @@ class _Start(Executor):
         )
 
 
+@dataclass(frozen=True)
+class _TurnRules:
+    """How one agent of the mesh ends its turns (fixed at build time)."""
+
+    interactive: bool
+    termination: TerminationCondition | None
+    max_handoffs: int
+    history: HistoryMode = "spoken"
+    autonomous_turns: int = 0
+    autonomous_prompt: str = AUTONOMOUS_MODE_PROMPT
+    return_to: str | None = None
+    """The agent that gets the turn back whenever this one answers without handing off."""
+
+
+@dataclass(frozen=True)
+class _Autonomy:
+    """``with_autonomous_mode``'s settings; ``agents`` None: every agent."""
+
+    agents: tuple[str, ...] | None
+    prompts: dict[str, str]
+    turn_limits: dict[str, int]
+
+    def turns_and_prompt(self, name: str) -> tuple[int, str]:
+        if self.agents is not None and name not in self.agents:
+            return 0, AUTONOMOUS_MODE_PROMPT
+        return (
+            self.turn_limits.get(name, AUTONOMOUS_TURN_LIMIT),
+            self.prompts.get(name, AUTONOMOUS_MODE_PROMPT),
+        )
+
+
 class _HandoffAgent(Executor):
     """One agent of the mesh: answers, then hands off, asks the user, or ends the run."""
 
@@ -93,9 +139,7 @@ class _HandoffAgent(Executor):
         tools_to_targets: dict[str, str],
         targets: Sequence[str],
         decide: DecideHandoff | None,
-        interactive: bool,
-        termination: TerminationCondition | None,
-        max_handoffs: int,
+        rules: _TurnRules,
         participants: dict[str, str],
     ) -> None:
         super().__init__(name)
@@ -103,9 +147,7 @@ class _HandoffAgent(Executor):
         self.tools_to_targets = tools_to_targets
         self.targets = tuple(targets)
         self.decide = decide
-        self.interactive = interactive
-        self.termination = termination
-        self.max_handoffs = max_handoffs
+        self.rules = rules
         self.participants = participants
 
     @handler
@@ -122,7 +164,10 @@ class _HandoffAgent(Executor):
         reply: str,
         ctx: WorkflowContext[HandoffTurn, list[ChatMessage]],
     ) -> None:
-        """The user's next message goes back to this agent; an empty reply ends the run."""
+        """The user's next message goes back to this agent; an empty reply ends the run.
+
+        A reply that meets the termination condition ends the run before the agent is called.
+        """
         if not reply.strip():
             await ctx.yield_output(list(request.conversation))
             return
@@ -135,30 +180,63 @@ class _HandoffAgent(Executor):
         path: list[str],
         ctx: WorkflowContext[HandoffTurn, list[ChatMessage]],
     ) -> None:
-        response = await answer_conversation(self.agent, conversation, ctx)
-        conversation = [*conversation, *said_by(response.messages, self.id)]
-        target = await self._target(response)
-        if target is not None:
-            handoffs = len(path) - 1
-            if handoffs >= self.max_handoffs:
-                raise OrchestratorError(
-                    f"handoff limit of {self.max_handoffs} reached: "
-                    f"{' -> '.join([*path, target])}; raise it with with_max_handoffs(n) or "
-                    "make the agents answer"
+        """Answer (again, in autonomous mode) until a handoff, the user's turn or the end.
+
+        The termination condition is checked before every model call and after every answer.
+        """
+        rules = self.rules
+        autonomous = 0
+        while not await self._terminated(conversation, path):
+            response = await answer_conversation(self.agent, conversation, ctx)
+            conversation = [*conversation, *self._kept(response.messages)]
+            target = await self._target(response)
+            if target is not None:
+                if target == rules.return_to and rules.history != "spoken":
+                    conversation = [*conversation, *_handoff_back_messages(self.id, target)]
+                await self._hand_off(target, conversation, path, ctx)
+                return
+            if await self._terminated(conversation, path):
+                break
+            if autonomous < rules.autonomous_turns:
+                autonomous += 1
+                conversation = [*conversation, ChatMessage.user(rules.autonomous_prompt)]
+                continue
+            if rules.interactive:
+                await ctx.request_info(
+                    HandoffUserRequest(
+                        agent=self.id, text=response.text, conversation=conversation, path=path
+                    ),
+                    str,
                 )
-            await ctx.send_message(
-                HandoffTurn(conversation=conversation, path=[*path, target]), target_id=target
-            )
-            return
-        if self.interactive and not await self._terminated(conversation, path):
-            await ctx.request_info(
-                HandoffUserRequest(
-                    agent=self.id, text=response.text, conversation=conversation, path=path
-                ),
-                str,
-            )
-            return
+                return
+            break
         await ctx.yield_output(conversation)
+
+    def _kept(self, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+        """What of this agent's turn joins the shared conversation."""
+        history = self.rules.history
+        if history == "last_message":
+            kept = kept_turn(messages, self.id, full_history=True)
+            return kept[-1:]
+        return kept_turn(messages, self.id, full_history=history == "full_history")
+
+    async def _hand_off(
+        self,
+        target: str,
+        conversation: list[ChatMessage],
+        path: list[str],
+        ctx: WorkflowContext[HandoffTurn, list[ChatMessage]],
+    ) -> None:
+        max_handoffs = self.rules.max_handoffs
+        if len(path) - 1 >= max_handoffs:
+            raise OrchestratorError(
+                f"handoff limit of {max_handoffs} reached: "
+                f"{' -> '.join([*path, target])}; raise it with with_max_handoffs(n) or "
+                "make the agents answer"
+            )
+        await ctx.send_message(
+            HandoffTurn(conversation=conversation, path=[*path, target]), target_id=target
+        )
 
     async def _target(self, response: AgentResponse) -> str | None:
         target = requested_transfer(response, self.tools_to_targets)
@@ -167,6 +245,8 @@ class _HandoffAgent(Executor):
             if inspect.isawaitable(decided):
                 decided = await decided
             target = decided
+        if target is None:
+            target = self.rules.return_to
         if target is not None and target not in self.targets:
             raise OrchestratorError(
                 f"agent {self.id!r} may not hand off to {target!r} (its targets: "
@@ -175,7 +255,8 @@ class _HandoffAgent(Executor):
         return target
 
     async def _terminated(self, conversation: list[ChatMessage], path: list[str]) -> bool:
-        if self.termination is None:
+        termination = self.rules.termination
+        if termination is None:
             return False
         state = GroupChatState(
             conversation=tuple(conversation),
@@ -183,10 +264,28 @@ class _HandoffAgent(Executor):
             current_round=len(path) - 1,
             history=tuple(path),
         )
-        verdict = self.termination(state)
+        verdict = termination(state)
         if inspect.isawaitable(verdict):
             verdict = await verdict
         return bool(verdict)
+
+
+def _handoff_back_messages(agent: str, target: str) -> list[ChatMessage]:
+    """LangGraph-supervisor's record of a worker giving the turn back: a call and its result."""
+    call_id = f"back_{uuid.uuid4().hex[:12]}"
+    return [
+        ChatMessage(
+            role=Role.ASSISTANT,
+            contents=[
+                TextContent(text=f"Transferring back to {target}"),
+                FunctionCallContent(
+                    call_id=call_id, name=transfer_back_tool_name(target), arguments={}
+                ),
+            ],
+            author_name=agent,
+        ),
+        ChatMessage.tool(call_id, f"Successfully transferred back to {target}"),
+    ]
 
 
 class HandoffBuilder(PatternBuilder):
@@ -201,6 +300,9 @@ class HandoffBuilder(PatternBuilder):
     conversation as a ``list[ChatMessage]``. With :meth:`with_request_info` the workflow asks the
     user instead (a ``HandoffUserRequest``; the reply goes back to the agent that answered)
     until the termination condition holds or the user replies with an empty string.
+    :meth:`with_autonomous_mode` lets agents go on alone for a number of turns before that.
+    The conversation keeps what the agents said (tool traffic left out) unless
+    ``full_history=True`` keeps everything, handoff calls and tool results included.
     At most ``max_handoffs`` handoffs per run (default 20): a loop beyond it fails the run with
     an ``OrchestratorError`` naming the path::
 
@@ -216,6 +318,7 @@ class HandoffBuilder(PatternBuilder):
         decide_handoff: DecideHandoff | None = None,
         termination_condition: TerminationCondition | None = None,
         max_handoffs: int = 20,
+        full_history: bool = False,
         checkpoint_store: CheckpointStore | None = None,
     ) -> None:
         self._participants: dict[str, Agent] | None = None
@@ -226,6 +329,11 @@ class HandoffBuilder(PatternBuilder):
         self._interactive = False
         self._termination = termination_condition
         self._max_handoffs = 20
+        self._history: HistoryMode = "full_history" if full_history else "spoken"
+        self._history_of: dict[str, HistoryMode] = {}  # per agent, over _history
+        self._autonomous: _Autonomy | None = None
+        # source -> agent that gets the turn back when source answers (a route with no tool)
+        self._returns: dict[str, str] = {}
         self._checkpoint_store = checkpoint_store
         self.with_max_handoffs(max_handoffs)
         if participants is not None:
@@ -281,8 +389,51 @@ class HandoffBuilder(PatternBuilder):
         return self
 
     def with_termination_condition(self, condition: TerminationCondition) -> Self:
-        """With request_info: end instead of asking the user once ``condition(state)`` holds."""
+        """End the run once ``condition(state)`` holds (sync or async).
+
+        Checked before every model call (so a user's reply that meets it ends the run without
+        another turn) and after every answer (so no user request or autonomous turn follows).
+        """
         self._termination = condition
+        return self
+
+    def with_autonomous_mode(
+        self,
+        *,
+        agents: Sequence[Agent | str] | None = None,
+        prompts: Mapping[str, str] | None = None,
+        turn_limits: Mapping[str, int] | None = None,
+    ) -> Self:
+        """Let ``agents`` (default: all) go on alone instead of stopping after an answer.
+
+        An agent that answers without handing off is told ``prompts[name]`` (default: MAF's
+        "User did not respond. Continue assisting autonomously.") and answers again, at most
+        ``turn_limits[name]`` times in a row (default 50); then the user is asked
+        (:meth:`with_request_info`) or the run ends. A handoff or the termination condition
+        stops it earlier. As MAF's ``with_autonomous_mode``.
+        """
+        prompts = dict(prompts or {})
+        limits = dict(turn_limits or {})
+        for name, limit in limits.items():
+            if isinstance(limit, bool) or limit < 0:
+                raise OrchestrationConfigError(
+                    f"HandoffBuilder: the autonomous turn limit of {name!r} must be >= 0, "
+                    f"got {limit!r}"
+                )
+        self._autonomous = _Autonomy(
+            agents=tuple(a if isinstance(a, str) else a.name for a in agents) if agents else None,
+            prompts=prompts,
+            turn_limits=limits,
+        )
+        return self
+
+    def with_full_history(self, enabled: bool = True) -> Self:
+        """Keep every message in the conversation: handoff calls, tool calls and results too.
+
+        By default the conversation (what the next agent sees, and the output) keeps only what
+        the agents said. LangGraph-supervisor calls this ``output_mode="full_history"``.
+        """
+        self._history = "full_history" if enabled else "spoken"
         return self
 
     def with_max_handoffs(self, n: int) -> Self:
@@ -305,22 +456,28 @@ class HandoffBuilder(PatternBuilder):
                 f"HandoffBuilder: no handoff route leads from {start!r} to "
                 f"{', '.join(map(repr, unreachable))}; add_handoff(...) a route or drop them"
             )
+        if (autonomy := self._autonomous) is not None:
+            for name in sorted(
+                {*(autonomy.agents or ()), *autonomy.prompts, *autonomy.turn_limits}
+            ):
+                self._check_known(name, named, "an agent of with_autonomous_mode")
         builder = WorkflowBuilder(self._name or "handoff")
         first = _Start(start)
         builder.set_start_executor(first)
         nodes: dict[str, _HandoffAgent] = {}
         for name, agent in named.items():
             targets = {t: d or descriptions[t] for t, d in routes[name]}
+            tool_targets = {t: d for t, d in targets.items() if t != self._returns.get(name)}
             tools_to_targets: dict[str, str] = {}
-            if isinstance(agent, ChatAgent) and targets:
-                tools = transfer_tools(targets)
+            if isinstance(agent, ChatAgent) and tool_targets:
+                tools = transfer_tools(tool_targets)
                 clash = sorted(set(tools) & {t.name for t in agent.tools})
                 if clash:
                     raise OrchestrationConfigError(
                         f"HandoffBuilder: agent {name!r} already has a tool named {clash[0]!r}"
                     )
                 runner = with_transfer_tools(agent, tools)
-                tools_to_targets = {transfer_tool_name(t): t for t in targets}
+                tools_to_targets = {transfer_tool_name(t): t for t in tool_targets}
             else:
                 runner = agent
             nodes[name] = _HandoffAgent(
@@ -329,9 +486,7 @@ class HandoffBuilder(PatternBuilder):
                 tools_to_targets,
                 list(targets),
                 self._decide,
-                self._interactive,
-                self._termination,
-                self._max_handoffs,
+                self._rules(name),
                 descriptions,
             )
         builder.add_edge(first, nodes[start])
@@ -340,11 +495,30 @@ class HandoffBuilder(PatternBuilder):
                 builder.add_edge(node, nodes[target])
         return self._finish(builder)
 
+    def _rules(self, name: str) -> _TurnRules:
+        turns, prompt = (
+            self._autonomous.turns_and_prompt(name)
+            if self._autonomous is not None
+            else (0, AUTONOMOUS_MODE_PROMPT)
+        )
+        return _TurnRules(
+            interactive=self._interactive,
+            termination=self._termination,
+            max_handoffs=self._max_handoffs,
+            history=self._history_of.get(name, self._history),
+            autonomous_turns=turns,
+            autonomous_prompt=prompt,
+            return_to=self._returns.get(name),
+        )
+
     def _resolved_routes(self, named: dict[str, Agent]) -> dict[str, list[tuple[str, str | None]]]:
-        if not self._routes:
+        declared = {source: list(targets) for source, targets in self._routes.items()}
+        for source, target in self._returns.items():
+            declared.setdefault(source, []).append((target, None))
+        if not declared:
             return {n: [(t, None) for t in named if t != n] for n in named}
         routes: dict[str, list[tuple[str, str | None]]] = {name: [] for name in named}
-        for source, targets in self._routes.items():
+        for source, targets in declared.items():
             self._check_known(source, named, "a handoff source")
             seen: set[str] = set()
             for target, description in targets:

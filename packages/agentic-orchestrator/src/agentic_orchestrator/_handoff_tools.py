@@ -28,6 +28,11 @@ def transfer_tool_name(target: str) -> str:
     return _PREFIX + re.sub(r"[^A-Za-z0-9_-]", "_", target)
 
 
+def transfer_back_tool_name(target: str) -> str:
+    """``transfer_back_to_<target>``: the name LangGraph-supervisor records a worker's return by."""
+    return "transfer_back_to_" + re.sub(r"[^A-Za-z0-9_-]", "_", target)
+
+
 def transfer_tools(targets: Mapping[str, str]) -> dict[str, Tool]:
     """``{tool name: tool}`` handing the conversation to each target (name -> description)."""
     tools: dict[str, Tool] = {}

@@ -19,6 +19,7 @@ from agentic_core import (
     WorkflowBuilder,
     WorkflowContext,
     handler,
+    response_handler,
 )
 from agentic_orchestrator._builder_base import PatternBuilder
 from agentic_orchestrator._errors import (
@@ -27,6 +28,11 @@ from agentic_orchestrator._errors import (
     SpeakerSelectionError,
 )
 from agentic_orchestrator._json_reply import answer_of, as_bool, last_json_object
+from agentic_orchestrator._magentic_review import (
+    MagenticPlanReviewRequest,
+    MagenticPlanReviewResponse,
+    MagenticProgressLedger,
+)
 from agentic_orchestrator._participants import (
     ConversationInput,
     answer_conversation,
@@ -91,6 +97,30 @@ avoids it, for this team:
 The conversation so far:
 {transcript}"""
 
+_FACTS_REVISION = """We are working on this request:
+
+{task}
+
+A reviewer read our plan and asked for changes:
+
+{feedback}
+
+Rewrite the fact sheet below with anything the feedback tells us.
+
+{facts}"""
+
+_PLAN_REVISION = """A reviewer read this plan:
+
+{plan}
+
+and asked for changes:
+
+{feedback}
+
+Write a new short bullet-point plan that follows the feedback, for this team:
+
+{team}"""
+
 _PROGRESS = """We are working on this request:
 
 {task}
@@ -123,16 +153,6 @@ The conversation:
 {why}Give the final answer to the request, speaking to the user."""
 
 
-class ProgressLedger(BaseModel):
-    """The manager's reading of one round."""
-
-    is_request_satisfied: bool
-    is_in_loop: bool
-    is_progress_being_made: bool
-    next_speaker: str
-    instruction: str
-
-
 class _LedgerState(BaseModel):
     """One run's Magentic state: the task, the ledgers, the team's conversation, counters."""
 
@@ -142,6 +162,8 @@ class _LedgerState(BaseModel):
     facts: str = ""
     plan: str = ""
     conversation: list[ChatMessage] = Field(default_factory=list[ChatMessage])
+    feedback: list[ChatMessage] = Field(default_factory=list[ChatMessage])
+    """A plan reviewer's revision requests, in order: the team sees them after the task."""
     round: int = 0
     stalls: int = 0
     resets: int = 0
@@ -188,6 +210,7 @@ class _Manager(Executor):
         max_stalls: int,
         max_resets: int,
         max_retries: int,
+        plan_review: bool = False,
     ) -> None:
         super().__init__(_MANAGER, kind=ExecutorKind.ORCHESTRATOR)
         self.manager = manager
@@ -196,6 +219,7 @@ class _Manager(Executor):
         self.max_stalls = max_stalls
         self.max_resets = max_resets
         self.max_retries = max_retries
+        self.plan_review = plan_review
         self.manager_name = manager.name if isinstance(manager, Agent) else _MANAGER
         self._state: _LedgerState | None = None
 
@@ -221,8 +245,42 @@ class _Manager(Executor):
             self._state = _LedgerState(
                 task="\n".join(m.text for m in conversation if m.text), input=conversation
             )
-            await self._plan(first=True)
+            ledger = await self._plan(first=True)
+            if self.plan_review:
+                await self._request_review(ledger, ctx)
+                return
         await self._next_round(ctx)
+
+    @response_handler
+    async def on_plan_review(
+        self,
+        request: MagenticPlanReviewRequest,
+        response: MagenticPlanReviewResponse,
+        ctx: WorkflowContext[MagenticTurn, ChatMessage],
+    ) -> None:
+        """An approved plan goes to the team; a revised one is re-planned and asked about again."""
+        if response.approved:
+            await self._next_round(ctx)
+            return
+        ledger = await self._revise(response.review)
+        await self._request_review(
+            ledger, ctx, progress=request.current_progress, is_stalled=request.is_stalled
+        )
+
+    async def _request_review(
+        self,
+        ledger: ChatMessage,
+        ctx: WorkflowContext[MagenticTurn, ChatMessage],
+        *,
+        progress: MagenticProgressLedger | None = None,
+        is_stalled: bool = False,
+    ) -> None:
+        await ctx.request_info(
+            MagenticPlanReviewRequest(
+                plan=ledger, current_progress=progress, is_stalled=is_stalled
+            ),
+            MagenticPlanReviewResponse,
+        )
 
     def _require_state(self) -> _LedgerState:
         if self._state is None:
@@ -232,7 +290,7 @@ class _Manager(Executor):
     def _team(self) -> str:
         return "\n".join(f"- {name}: {text}" for name, text in self.participants.items())
 
-    async def _plan(self, *, first: bool) -> None:
+    async def _plan(self, *, first: bool) -> ChatMessage:
         state = self._require_state()
         team = self._team()
         if first:
@@ -250,13 +308,40 @@ class _Manager(Executor):
             plan = await self._ask(
                 [ChatMessage.user(_PLAN_UPDATE.format(team=team, transcript=seen))]
             )
+        return self._adopt(facts, plan)
+
+    async def _revise(self, review: list[ChatMessage]) -> ChatMessage:
+        """A new fact sheet and plan that follow a reviewer's feedback."""
+        state = self._require_state()
+        state.feedback.extend(review)
+        feedback = transcript(review)
+        facts = await self._ask(
+            [
+                ChatMessage.user(
+                    _FACTS_REVISION.format(task=state.task, feedback=feedback, facts=state.facts)
+                )
+            ]
+        )
+        plan = await self._ask(
+            [
+                ChatMessage.user(
+                    _PLAN_REVISION.format(plan=state.plan, feedback=feedback, team=self._team())
+                )
+            ]
+        )
+        return self._adopt(facts, plan)
+
+    def _adopt(self, facts: str, plan: str) -> ChatMessage:
+        state = self._require_state()
         state.facts, state.plan = facts, plan
         ledger = ChatMessage.assistant(
-            _LEDGER.format(task=state.task, team=team, facts=facts, plan=plan),
+            _LEDGER.format(task=state.task, team=self._team(), facts=facts, plan=plan),
             author_name=self.manager_name,
         )
-        # A new plan starts the team's conversation afresh: the task, then the ledger.
-        state.conversation = [*state.input, ledger]
+        # A new plan starts the team's conversation afresh: the task, any reviewer's feedback,
+        # then the ledger.
+        state.conversation = [*state.input, *state.feedback, ledger]
+        return ledger
 
     async def _next_round(self, ctx: WorkflowContext[MagenticTurn, ChatMessage]) -> None:
         state = self._require_state()
@@ -282,7 +367,10 @@ class _Manager(Executor):
                 return
             state.resets += 1
             state.stalls = 0
-            await self._plan(first=False)
+            ledger_message = await self._plan(first=False)
+            if self.plan_review:
+                await self._request_review(ledger_message, ctx, progress=ledger, is_stalled=True)
+                return
         state.round += 1
         state.conversation.append(
             ChatMessage.assistant(ledger.instruction, author_name=self.manager_name)
@@ -291,7 +379,7 @@ class _Manager(Executor):
             MagenticTurn(conversation=list(state.conversation)), target_id=ledger.next_speaker
         )
 
-    async def _progress(self) -> ProgressLedger:
+    async def _progress(self) -> MagenticProgressLedger:
         state = self._require_state()
         names = list(self.participants)
         prompt = [
@@ -346,7 +434,7 @@ class _Manager(Executor):
         return (await self.manager.generate(prompt)).message.text
 
 
-def _parse_progress(reply: str, names: Sequence[str]) -> tuple[ProgressLedger | None, str]:
+def _parse_progress(reply: str, names: Sequence[str]) -> tuple[MagenticProgressLedger | None, str]:
     data = last_json_object(reply)
     if data is None:
         return None, "no JSON object found"
@@ -362,7 +450,7 @@ def _parse_progress(reply: str, names: Sequence[str]) -> tuple[ProgressLedger | 
     if speaker is None and not flags["is_request_satisfied"]:
         return None, f"next_speaker {named!r} is not a participant"
     instruction = answer_of(data.get("instruction_or_question"))
-    return ProgressLedger(
+    return MagenticProgressLedger(
         is_request_satisfied=flags["is_request_satisfied"],
         is_in_loop=flags["is_in_loop"],
         is_progress_being_made=flags["is_progress_being_made"],
@@ -388,6 +476,11 @@ class MagenticBuilder(PatternBuilder):
     ``manager`` is an Agent or a ChatClient. A progress ledger that is not valid JSON or names
     no participant is corrected and asked again up to ``max_retries`` times, then the run fails
     with ``SpeakerSelectionError``.
+
+    With :meth:`with_plan_review` (or ``enable_plan_review=True``) a human reviews every plan
+    before the team works on it: the run pauses with a :class:`MagenticPlanReviewRequest`
+    (``request_info``), answered with ``request.approve()`` or ``request.revise("feedback")``.
+    The pause is checkpointed like any other, so another process can answer it.
     """
 
     def __init__(
@@ -399,11 +492,13 @@ class MagenticBuilder(PatternBuilder):
         max_stalls: int = 3,
         max_resets: int = 2,
         max_retries: int = 2,
+        enable_plan_review: bool = False,
         name: str | None = None,
         checkpoint_store: CheckpointStore | None = None,
     ) -> None:
         self._participants: dict[str, Agent] | None = None
         self._manager = manager
+        self._plan_review = enable_plan_review
         self._limits = {"max_rounds": 20, "max_stalls": 3, "max_resets": 2, "max_retries": 2}
         self._name = name
         self._checkpoint_store = checkpoint_store
@@ -432,6 +527,23 @@ class MagenticBuilder(PatternBuilder):
     def with_manager(self, manager: Agent | ChatClient) -> Self:
         """The model that plans and directs (an Agent, or a ChatClient used directly)."""
         self._manager = manager
+        return self
+
+    def with_plan_review(self, enable: bool = True) -> Self:
+        """Pause for a human's review of every plan: the first, and each re-plan.
+
+        The run pauses with a :class:`MagenticPlanReviewRequest` holding the task ledger
+        (facts and plan) and, after a stall, the progress ledger that caused the re-plan.
+        ``request.approve()`` lets the team start; ``request.revise("feedback")`` makes the
+        manager write a new fact sheet and plan that follow the feedback (which the team also
+        sees, after the task) and ask again::
+
+            workflow = MagenticBuilder(participants=[a, b], manager=lead).with_plan_review().build()
+            result = await workflow.run("task")
+            request = result.pending_requests[0]
+            result = await workflow.send_responses({request.request_id: request.data.approve()})
+        """
+        self._plan_review = enable
         return self
 
     def with_limits(
@@ -471,6 +583,7 @@ class MagenticBuilder(PatternBuilder):
             self._manager,
             {name: description_of(agent) for name, agent in named.items()},
             **self._limits,
+            plan_review=self._plan_review,
         )
         rounds = self._limits["max_rounds"]
         builder = WorkflowBuilder(self._name or "magentic", max_supersteps=max(100, 2 * rounds + 4))

@@ -22,11 +22,14 @@ from agentic_core import (
     handler,
 )
 from agentic_orchestrator._dag import (
+    DEPENDENCY_FAILURE_CHOICES,
     DagResult,
     DagWorkflow,
+    OnDependencyFailure,
     StepInputError,
     StepResult,
     WorkflowStep,
+    dependency_inputs,
     overall_status,
     resolve_inputs,
 )
@@ -97,23 +100,30 @@ class _Step(Executor):
     """
 
     def __init__(
-        self, step: WorkflowStep, agent: _Registered, gate: _Gate, timeout_s: float | None
+        self,
+        step: WorkflowStep,
+        agent: _Registered,
+        gate: _Gate,
+        timeout_s: float | None,
+        on_dependency_failure: OnDependencyFailure,
     ) -> None:
         super().__init__(step.step_id)
         self.step = step
         self.agent = agent
         self.gate = gate
         self.timeout_s = timeout_s
+        self.on_dependency_failure: OnDependencyFailure = on_dependency_failure
 
     @handler
     async def run_step(
         self, progress: _Progress | list[_Progress], ctx: WorkflowContext[_Progress]
     ) -> None:
-        """Run the step (or skip it when a dependency failed) and pass every result on."""
+        """Run the step (or skip it when a dependency failed and the policy is "skip") and
+        pass every result on."""
         known = _merge(progress)
         step = self.step
         failed = [d for d in step.depends_on if not known.results[d].ok]
-        if failed:
+        if failed and self.on_dependency_failure == "skip":
             outcome = self._outcome(
                 ResultStatus.FAILURE,
                 error=f"skipped: dependency {failed[0]!r} failed",
@@ -126,12 +136,13 @@ class _Step(Executor):
 
     async def _run(self, known: _Progress, run_id: str) -> StepResult:
         step = self.step
+        policy = self.on_dependency_failure
         try:
-            spec = resolve_inputs(step, known.results)
+            spec = resolve_inputs(step, known.results, on_dependency_failure=policy)
         except StepInputError as exc:
             _log.warning("step_input_missing", step=step.step_id, error=str(exc))
             return self._outcome(ResultStatus.FAILURE, error=str(exc))
-        earlier = {d: known.results[d].data for d in step.depends_on}
+        earlier = dependency_inputs(step, known.results, on_dependency_failure=policy)
         task = TaskPayload(action=step.action, spec=spec, inputs=earlier or None)
         async with self.gate.for_run(run_id):
             started_at, started = _now(), time.perf_counter()
@@ -205,8 +216,9 @@ class Orchestrator:
     missing steps, references outside ``depends_on``, dependency cycles: each a typed error
     naming the culprit, before anything runs), then compiles it to a core graph: every step is
     an executor, steps whose dependencies are done run in the same superstep (at most
-    ``max_parallel`` at once), a step whose dependency failed is skipped, and the result is
-    SUCCESS, PARTIAL or FAILURE with each step's result and times::
+    ``max_parallel`` at once), a step whose dependency failed is skipped (or run anyway, with
+    ``on_dependency_failure="run"``), and the result is SUCCESS, PARTIAL or FAILURE with each
+    step's result and times::
 
         orchestrator = Orchestrator()
         orchestrator.register_agent(coder)
@@ -227,14 +239,32 @@ class Orchestrator:
 
     A step's agent receives ``TaskPayload(action, spec=<its inputs, references resolved>,
     inputs=<each dependency's result data by step id>)``.
+
+    ``on_dependency_failure`` says what a step does after a dependency that did not succeed
+    (FAILURE or PARTIAL): ``"skip"`` (the default) records it as a skipped failure without
+    calling its agent; ``"run"`` runs it once every dependency has a result, whatever its
+    status, as the seed's orchestrator does. The step then sees every dependency's outcome:
+    ``TaskPayload.inputs[dep] == {"status": ..., "data": ..., "error": ...}`` (successes
+    included), and a ``"{{dep.key}}"`` reference into a failed dependency without that key is
+    ``None`` instead of failing the step.
     """
 
-    def __init__(self, *, default_timeout_s: float | None = 60.0, max_parallel: int = 10) -> None:
+    def __init__(
+        self,
+        *,
+        default_timeout_s: float | None = 60.0,
+        max_parallel: int = 10,
+        on_dependency_failure: OnDependencyFailure = "skip",
+    ) -> None:
         _check_limits("Orchestrator", max_parallel, default_timeout_s)
+        _check_policy("Orchestrator", on_dependency_failure)
         self.default_timeout_s = default_timeout_s
         """Per task (``None``: no limit); ``send_task`` and ``execute`` may override it."""
         self.max_parallel = max_parallel
         """Steps of one run working at once, unless ``execute`` says otherwise."""
+        self.on_dependency_failure: OnDependencyFailure = on_dependency_failure
+        """``"skip"`` or ``"run"`` a step after a failed dependency, unless ``execute`` says
+        otherwise."""
         self._agents: dict[str, _Registered] = {}
 
     # -- registry -------------------------------------------------------------------------------
@@ -313,6 +343,7 @@ class Orchestrator:
         max_parallel: int | None = None,
         timeout_s: float | None = None,
         checkpoint_store: CheckpointStore | None = None,
+        on_dependency_failure: OnDependencyFailure | None = None,
     ) -> Workflow:
         """``workflow`` checked and compiled to a core ``Workflow``; its output is one
         :class:`DagResult`.
@@ -320,11 +351,16 @@ class Orchestrator:
         Run it, checkpoint it, resume it and stream it like any other graph (the run's input
         message is ignored: ``await graph.run(None)``). The agents are bound now: unregistering
         one later does not change this graph. ``max_parallel`` bounds the steps working at once
-        in each run; ``timeout_s`` is each step's (default: ``default_timeout_s``).
+        in each run; ``timeout_s`` is each step's (default: ``default_timeout_s``);
+        ``on_dependency_failure`` overrides the orchestrator's.
         """
         limit = self.max_parallel if max_parallel is None else max_parallel
         step_timeout = self.default_timeout_s if timeout_s is None else timeout_s
+        policy = (
+            self.on_dependency_failure if on_dependency_failure is None else on_dependency_failure
+        )
         _check_limits(f"workflow {workflow.name!r}", limit, step_timeout)
+        _check_policy(f"workflow {workflow.name!r}", policy)
         workflow.check()
         agents: dict[str, _Registered] = {}
         for step in workflow.steps:
@@ -340,7 +376,7 @@ class Orchestrator:
                     f"{', '.join(r.name for r in self.list_agents()) or 'none'})"
                 )
             agents[step.step_id] = self._agents[key]
-        return _compile(workflow, agents, _Gate(limit), step_timeout, checkpoint_store)
+        return _compile(workflow, agents, _Gate(limit), step_timeout, checkpoint_store, policy)
 
     async def execute(
         self,
@@ -349,10 +385,12 @@ class Orchestrator:
         max_parallel: int | None = None,
         timeout_s: float | None = None,
         checkpoint_store: CheckpointStore | None = None,
+        on_dependency_failure: OnDependencyFailure | None = None,
     ) -> DagResult:
         """Check ``workflow`` (nothing runs when it is wrong), run it, and return how it went.
 
-        ``max_parallel`` and ``timeout_s`` (per step) default to the orchestrator's; with a
+        ``max_parallel``, ``timeout_s`` (per step) and ``on_dependency_failure`` default to
+        the orchestrator's; with a
         ``checkpoint_store`` every superstep is checkpointed (see :meth:`build_workflow` to
         resume one).
         """
@@ -361,6 +399,7 @@ class Orchestrator:
             max_parallel=max_parallel,
             timeout_s=timeout_s,
             checkpoint_store=checkpoint_store,
+            on_dependency_failure=on_dependency_failure,
         )
         _log.info(
             "orchestrator_workflow_started", workflow=workflow.name, steps=len(workflow.steps)
@@ -389,12 +428,16 @@ def _compile(
     gate: _Gate,
     timeout_s: float | None,
     checkpoint_store: CheckpointStore | None,
+    on_dependency_failure: OnDependencyFailure,
 ) -> Workflow:
     """Start → steps (direct edge for one dependency, fan-in for several) → collector."""
     builder = WorkflowBuilder(workflow.name, max_supersteps=len(workflow.steps) + 3)
     start = _Start(_START)
     builder.set_start_executor(start)
-    nodes = {s.step_id: _Step(s, agents[s.step_id], gate, timeout_s) for s in workflow.steps}
+    nodes = {
+        s.step_id: _Step(s, agents[s.step_id], gate, timeout_s, on_dependency_failure)
+        for s in workflow.steps
+    }
     needed: set[str] = set()
     for step in workflow.steps:
         node = nodes[step.step_id]
@@ -451,6 +494,13 @@ def _check_limits(owner: str, max_parallel: int, timeout_s: float | None) -> Non
         raise OrchestrationConfigError(f"{owner}: max_parallel must be >= 1, got {max_parallel}")
     if timeout_s is not None and timeout_s <= 0:
         raise OrchestrationConfigError(f"{owner}: a timeout must be > 0 s, got {timeout_s}")
+
+
+def _check_policy(owner: str, on_dependency_failure: str) -> None:
+    if on_dependency_failure not in DEPENDENCY_FAILURE_CHOICES:
+        raise OrchestrationConfigError(
+            f"{owner}: on_dependency_failure must be 'skip' or 'run', got {on_dependency_failure!r}"
+        )
 
 
 def _now() -> datetime:

@@ -141,6 +141,25 @@ def said_by(messages: Sequence[ChatMessage], speaker: str | None) -> list[ChatMe
     ]
 
 
+def kept_turn(
+    messages: Sequence[ChatMessage], speaker: str | None, *, full_history: bool
+) -> list[ChatMessage]:
+    """What of one turn joins a shared conversation, assistant messages stamped ``speaker``.
+
+    ``full_history``: every message with content, tool calls and results included (LangGraph's
+    ``output_mode="full_history"``); otherwise ``said_by``: the spoken messages only.
+    """
+    if not full_history:
+        return said_by(messages, speaker)
+    return [
+        m.model_copy(update={"author_name": speaker})
+        if speaker is not None and m.role is Role.ASSISTANT and m.author_name is None
+        else m
+        for m in messages
+        if any(not isinstance(c, TextContent) or c.text for c in m.contents)
+    ]
+
+
 def final_assistant_message(response: AgentResponse, author: str) -> ChatMessage:
     """The last assistant message of ``response`` with text (an empty one when there is none)."""
     for message in reversed(response.messages):
@@ -178,21 +197,37 @@ class ConversationAgent(Executor):
 
     Stateless (the conversation travels in the messages), so nothing is saved or restored per
     superstep; it sends an ``AgentExecutorResponse``, as ``AgentExecutor`` does.
+    ``chain_only``: shown only the previous agent's reply (MAF's
+    ``chain_only_agent_responses``); ``yield_response``: its response is also a run output.
     """
 
-    def __init__(self, agent: Agent, id: str) -> None:  # noqa: A002
+    def __init__(
+        self,
+        agent: Agent,
+        id: str,  # noqa: A002
+        *,
+        chain_only: bool = False,
+        yield_response: bool = False,
+    ) -> None:
         super().__init__(id)
         self.agent = agent
+        self.chain_only = chain_only
+        self.yield_response = yield_response
 
     @handler
     async def answer(
         self,
         message: str | ChatMessage | list[ChatMessage] | AgentExecutorResponse,
-        ctx: WorkflowContext[AgentExecutorResponse],
+        ctx: WorkflowContext[AgentExecutorResponse, AgentResponse],
     ) -> None:
         """Answer, and send the conversation with the answer on."""
         conversation = to_conversation(message)
-        response = await answer_conversation(self.agent, conversation, ctx)
+        shown = conversation
+        if self.chain_only and isinstance(message, AgentExecutorResponse):
+            shown = list(message.agent_response.messages)
+        response = await answer_conversation(self.agent, shown, ctx)
+        if self.yield_response:
+            await ctx.yield_output(response)
         await ctx.send_message(
             AgentExecutorResponse(
                 executor_id=self.id,
@@ -225,7 +260,12 @@ class ResponseToConversation(Executor):
 
 
 class ConversationOutput(Executor):
-    """The last node of a pattern: yields the conversation it receives as the run's output."""
+    """The last node of a pattern: yields the conversation it receives as the run's output
+    (unless ``yield_conversation`` is False: the participants chose the outputs)."""
+
+    def __init__(self, id: str, *, yield_conversation: bool = True) -> None:  # noqa: A002
+        super().__init__(id)
+        self.yield_conversation = yield_conversation
 
     @handler
     async def finish(
@@ -234,4 +274,5 @@ class ConversationOutput(Executor):
         ctx: WorkflowContext[Never, list[ChatMessage]],
     ) -> None:
         """Yield the conversation."""
-        await ctx.yield_output(to_conversation(message))
+        if self.yield_conversation:
+            await ctx.yield_output(to_conversation(message))
