@@ -56,8 +56,8 @@ from agentic_orchestrator._errors import SpeakerSelectionError as SpeakerSelecti
 from agentic_orchestrator._group_chat import GroupChatBuilder as GroupChatBuilder
 from agentic_orchestrator._group_chat_state import GroupChatState as GroupChatState
 from agentic_orchestrator._handoff import HandoffBuilder as HandoffBuilder
-from agentic_orchestrator._handoff import HandoffUserRequest as HandoffUserRequest
 from agentic_orchestrator._handoff import handoff as handoff
+from agentic_orchestrator._handoff_turns import HandoffUserRequest as HandoffUserRequest
 from agentic_orchestrator._magentic import MagenticBuilder as MagenticBuilder
 from agentic_orchestrator._magentic_review import (
     MagenticPlanReviewRequest as MagenticPlanReviewRequest,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Never, Self
+from typing import Any, Literal, Never, Self
 
 import structlog
 from pydantic import BaseModel, Field
@@ -17,14 +17,18 @@ from agentic_core import (
     CheckpointStore,
     Executor,
     ExecutorKind,
+    ToolApprovalRequest,
+    ToolApprovalResponse,
     Workflow,
     WorkflowBuilder,
     WorkflowContext,
     handler,
+    response_handler,
 )
 from agentic_orchestrator._builder_base import PatternBuilder
 from agentic_orchestrator._errors import OrchestrationConfigError, OrchestratorError
 from agentic_orchestrator._participants import (
+    AgentTurnExecutor,
     ConversationStart,
     Participant,
     accepts,
@@ -32,6 +36,7 @@ from agentic_orchestrator._participants import (
     named_participants,
     require_participants,
     to_conversation,
+    turn_executor,
 )
 
 _log = structlog.get_logger(__name__)
@@ -78,37 +83,73 @@ Aggregator = (
 failures included."""
 
 
-class _Participant(Executor):
-    """Runs one agent on the prompt; a failure becomes a ``ParticipantResult`` with an error."""
+class _Participant(AgentTurnExecutor):
+    """Runs one agent on the prompt; a failure becomes a ``ParticipantResult`` with an error.
+
+    A turn waiting for tool approval pauses this participant only: the others' results wait
+    at the fan-in until it is answered and finishes."""
 
     def __init__(self, agent: Agent, name: str) -> None:
-        super().__init__(name)
-        self.agent = agent
+        super().__init__(name, agent)
 
     @handler
     async def answer(
         self, conversation: list[ChatMessage], ctx: WorkflowContext[ParticipantResult]
     ) -> None:
         """Answer, or report why not."""
-        thread = self.agent.get_new_thread()
         try:
-            response = await self.agent.run(conversation, thread=thread)
+            response = await self.run_turn(conversation, ctx, conversation=conversation)
         except Exception as exc:  # noqa: BLE001 - partial results: the aggregator decides
-            _log.warning("participant_failed", participant=self.id, error=repr(exc))
-            await ctx.send_message(
-                ParticipantResult(
-                    executor_id=self.id,
-                    full_conversation=conversation,
-                    error=f"{type(exc).__name__}: {exc}",
-                    error_type=type(exc).__name__,
-                )
-            )
+            await self._failed(conversation, exc, ctx)
             return
+        if response is not None:
+            await self._answered(conversation, response, ctx)
+
+    @response_handler
+    async def answer_tool_approval(
+        self,
+        request: ToolApprovalRequest,
+        answer: ToolApprovalResponse,
+        ctx: WorkflowContext[ParticipantResult],
+    ) -> None:
+        """A person's answer to a waiting tool call; the whole turn answered, the result."""
+        paused = self.waiting_turn(request.call_id)
+        conversation = [] if paused is None else paused.conversation
+        try:
+            resumed = await self.answer_approval(request, answer, ctx)
+        except Exception as exc:  # noqa: BLE001 - partial results: the aggregator decides
+            await self._failed(conversation, exc, ctx)
+            return
+        if resumed is not None:
+            await self._answered(conversation, resumed[0], ctx)
+
+    async def _answered(
+        self,
+        conversation: list[ChatMessage],
+        response: AgentResponse,
+        ctx: WorkflowContext[ParticipantResult],
+    ) -> None:
         await ctx.send_message(
             ParticipantResult(
                 executor_id=self.id,
                 agent_response=response,
                 full_conversation=[*conversation, *response.messages],
+            )
+        )
+
+    async def _failed(
+        self,
+        conversation: list[ChatMessage],
+        exc: Exception,
+        ctx: WorkflowContext[ParticipantResult],
+    ) -> None:
+        _log.warning("participant_failed", participant=self.id, error=repr(exc))
+        await ctx.send_message(
+            ParticipantResult(
+                executor_id=self.id,
+                full_conversation=conversation,
+                error=f"{type(exc).__name__}: {exc}",
+                error_type=type(exc).__name__,
             )
         )
 
@@ -238,6 +279,37 @@ def _answered(results: list[ParticipantResult]) -> list[ParticipantResult]:
     return answered
 
 
+class _ConcurrentWorkflow(Workflow):
+    """A concurrent pattern's workflow: as an agent it answers with every participant's reply.
+
+    ``as_agent()`` defaults to ``reply="new_messages"`` (MAF's concurrent pattern as an agent
+    answers with each participant's message), where other workflows answer with the last
+    agent's turn; ``as_agent(reply="last_agent")`` still chooses that.
+    """
+
+    @classmethod
+    def of(cls, workflow: Workflow) -> _ConcurrentWorkflow:
+        """``workflow`` (just built and validated) as a concurrent pattern's workflow."""
+        return cls(
+            name=workflow.name,
+            executors=dict(workflow.executors),
+            edges=workflow.edges,
+            start_executor_id=workflow.start_executor_id,
+            max_supersteps=workflow.max_supersteps,
+            checkpoint_store=workflow.checkpoint_store,
+        )
+
+    def as_agent(
+        self,
+        name: str | None = None,
+        *,
+        reply: Literal["last_agent", "new_messages"] = "new_messages",
+    ) -> Agent:
+        """This workflow as an agent answering with every participant's reply (the messages
+        after the input); ``reply="last_agent"``: only the last participant's."""
+        return super().as_agent(name, reply=reply)
+
+
 class ConcurrentBuilder(PatternBuilder):
     """Fan-out to every participant with the same prompt, fan-in to one aggregator.
 
@@ -317,14 +389,15 @@ class ConcurrentBuilder(PatternBuilder):
         named = require_participants(self._participants, "ConcurrentBuilder")
         start = ConversationStart(_START)
         nodes = [
-            p if isinstance(p, Executor) else _Participant(p, name) for name, p in named.items()
+            p if isinstance(p, Executor) else turn_executor(_Participant, p)(p, name)
+            for name, p in named.items()
         ]
         builder = WorkflowBuilder(self._name or "concurrent").set_start_executor(start)
         builder.add_fan_out_edge(start, nodes)
         aggregator = self._aggregator
         if not isinstance(aggregator, Executor):
             builder.add_fan_in_edge(nodes, _Aggregate(aggregator, list(named)))
-            return self._finish(builder)
+            return _ConcurrentWorkflow.of(self._finish(builder))
         if aggregator.id in (*named, _START, _GATHER):
             raise OrchestrationConfigError(
                 f"ConcurrentBuilder: the aggregator executor's id {aggregator.id!r} is taken "
@@ -334,4 +407,4 @@ class ConcurrentBuilder(PatternBuilder):
         gather = _Gather(list(named), as_responses=not wants_results)
         builder.add_fan_in_edge(nodes, gather)
         builder.add_edge(gather, aggregator)
-        return self._finish(builder)
+        return _ConcurrentWorkflow.of(self._finish(builder))

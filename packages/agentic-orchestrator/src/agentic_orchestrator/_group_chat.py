@@ -31,6 +31,7 @@ from agentic_orchestrator._participants import (
     description_of,
     kept_turn,
     named_participants,
+    no_approval_wait,
     require_participants,
     to_conversation,
 )
@@ -148,11 +149,23 @@ class _GroupChatManager(Executor):
         """What the last speaker added, stamped with its name (tool traffic: full history only)."""
         speaker = self._history[-1] if self._history else None
         if isinstance(message, AgentExecutorResponse):
-            added = list(message.agent_response.messages)
+            added = self._agent_turn(message)
         else:
             known = {m.message_id for m in self._conversation}
             added = [m for m in to_conversation(message) if m.message_id not in known]
         return kept_turn(added, speaker, full_history=self.full_history)
+
+    def _agent_turn(self, message: AgentExecutorResponse) -> list[ChatMessage]:
+        """The speaker's whole turn: what its conversation holds after the last message it was
+        sent. A turn that waited for tool approval answers with only its resumed part, so the
+        calls that waited are found there; else (no such message) the response's messages."""
+        full = message.full_conversation
+        if self._conversation:
+            last = self._conversation[-1].message_id
+            for index in range(len(full) - 1, -1, -1):
+                if full[index].message_id == last:
+                    return list(full[index + 1 :])
+        return list(message.agent_response.messages)
 
     def _view(self) -> GroupChatState:
         return GroupChatState(
@@ -348,7 +361,8 @@ class GroupChatBuilder(PatternBuilder):
         assert agent is not None  # noqa: S101 - build() checked it
 
         async def ask(prompt: list[ChatMessage]) -> str:
-            return (await agent.run(prompt, thread=agent.get_new_thread())).text
+            response = await agent.run(prompt, thread=agent.get_new_thread())
+            return no_approval_wait(response, f"the manager agent {agent.name!r}").text
 
         async def by_agent(state: GroupChatState) -> ManagerDecision:
             return await choose_speaker(

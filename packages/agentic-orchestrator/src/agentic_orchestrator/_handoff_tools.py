@@ -42,6 +42,9 @@ def transfer_tools(targets: Mapping[str, str]) -> dict[str, Tool]:
             _transfer(target),
             name=name,
             description=f"Hand the conversation over to {target}: {description}",
+            # A handoff is the pattern's own move, never an action a person must approve, even
+            # under ChatAgent(tool_approval_mode="always_require").
+            approval_mode="never_require",
         )
     return tools
 

@@ -15,6 +15,8 @@ from agentic_core import (
     CheckpointStore,
     Executor,
     ExecutorKind,
+    ToolApprovalRequest,
+    ToolApprovalResponse,
     Workflow,
     WorkflowBuilder,
     WorkflowContext,
@@ -28,129 +30,37 @@ from agentic_orchestrator._errors import (
     SpeakerSelectionError,
 )
 from agentic_orchestrator._json_reply import answer_of, as_bool, last_json_object
+from agentic_orchestrator._magentic_prompts import (
+    FACTS,
+    FACTS_REVISION,
+    FACTS_UPDATE,
+    FINAL,
+    LEDGER,
+    PLAN,
+    PLAN_REVISION,
+    PLAN_UPDATE,
+    PROGRESS,
+    PROGRESS_CORRECTION,
+)
 from agentic_orchestrator._magentic_review import (
     MagenticPlanReviewRequest,
     MagenticPlanReviewResponse,
     MagenticProgressLedger,
 )
 from agentic_orchestrator._participants import (
+    AgentTurnExecutor,
     ConversationInput,
-    answer_conversation,
     description_of,
     named_participants,
+    no_approval_wait,
     require_participants,
     said_by,
     to_conversation,
+    turn_executor,
 )
 from agentic_orchestrator._speaker_choice import transcript
 
 _MANAGER = "magentic_manager"
-
-_FACTS = """Here is a request:
-
-{task}
-
-Before anyone works on it, write a short fact sheet with these headings:
-1. GIVEN OR VERIFIED FACTS
-2. FACTS TO LOOK UP
-3. FACTS TO DERIVE
-4. EDUCATED GUESSES"""
-
-_PLAN = """To address the request we have this team:
-
-{team}
-
-Using the facts below, write a short bullet-point plan. Not every member must take part.
-
-{facts}"""
-
-_LEDGER = """We are working on this request:
-
-{task}
-
-The team:
-{team}
-
-Fact sheet:
-{facts}
-
-Plan:
-{plan}"""
-
-_FACTS_UPDATE = """We are working on this request:
-
-{task}
-
-We are not making enough progress. Rewrite the fact sheet below with anything we have learned
-(add or update at least one educated guess).
-
-{facts}
-
-The conversation so far:
-{transcript}"""
-
-_PLAN_UPDATE = """Explain briefly what went wrong, then write a new short bullet-point plan that
-avoids it, for this team:
-
-{team}
-
-The conversation so far:
-{transcript}"""
-
-_FACTS_REVISION = """We are working on this request:
-
-{task}
-
-A reviewer read our plan and asked for changes:
-
-{feedback}
-
-Rewrite the fact sheet below with anything the feedback tells us.
-
-{facts}"""
-
-_PLAN_REVISION = """A reviewer read this plan:
-
-{plan}
-
-and asked for changes:
-
-{feedback}
-
-Write a new short bullet-point plan that follows the feedback, for this team:
-
-{team}"""
-
-_PROGRESS = """We are working on this request:
-
-{task}
-
-The team:
-{team}
-
-The conversation so far:
-{transcript}
-
-Answer with only a JSON object, exactly this shape:
-{{"is_request_satisfied": {{"reason": str, "answer": bool}},
- "is_in_loop": {{"reason": str, "answer": bool}},
- "is_progress_being_made": {{"reason": str, "answer": bool}},
- "next_speaker": {{"reason": str, "answer": one of {names}}},
- "instruction_or_question": {{"reason": str, "answer": str}}}}"""
-
-_PROGRESS_CORRECTION = (
-    "That reply is not a valid progress ledger ({problem}). Answer with only the JSON object; "
-    "next_speaker must be one of: {names}."
-)
-
-_FINAL = """We were working on this request:
-
-{task}
-
-The conversation:
-{transcript}
-
-{why}Give the final answer to the request, speaking to the user."""
 
 
 class _LedgerState(BaseModel):
@@ -182,18 +92,34 @@ class MagenticReply(BaseModel):
     messages: list[ChatMessage] = Field(default_factory=list[ChatMessage])
 
 
-class _Participant(Executor):
+class _Participant(AgentTurnExecutor):
     """Runs one agent on the team's conversation (a fresh thread each turn: the manager's
-    conversation is the memory, so a re-plan can start the team afresh)."""
+    conversation is the memory, so a re-plan can start the team afresh). A turn waiting for
+    tool approval pauses the team until it is answered (see ``AgentTurnExecutor``)."""
 
     def __init__(self, name: str, agent: Agent) -> None:
-        super().__init__(name)
-        self.agent = agent
+        super().__init__(name, agent)
 
     @handler
     async def work(self, turn: MagenticTurn, ctx: WorkflowContext[MagenticReply]) -> None:
         """Do what the instruction asks."""
-        response = await answer_conversation(self.agent, turn.conversation, ctx)
+        response = await self.run_turn(turn.conversation, ctx)
+        if response is not None:
+            await self._reply(response, ctx)
+
+    @response_handler
+    async def on_tool_approval(
+        self,
+        request: ToolApprovalRequest,
+        answer: ToolApprovalResponse,
+        ctx: WorkflowContext[MagenticReply],
+    ) -> None:
+        """A person's answer to a waiting tool call; the whole turn answered, the reply."""
+        resumed = await self.answer_approval(request, answer, ctx)
+        if resumed is not None:
+            await self._reply(resumed[0], ctx)
+
+    async def _reply(self, response: AgentResponse, ctx: WorkflowContext[MagenticReply]) -> None:
         said = said_by(response.messages, self.id)
         await ctx.send_message(MagenticReply(participant=self.id, messages=said))
 
@@ -294,19 +220,19 @@ class _Manager(Executor):
         state = self._require_state()
         team = self._team()
         if first:
-            facts = await self._ask([ChatMessage.user(_FACTS.format(task=state.task))])
-            plan = await self._ask([ChatMessage.user(_PLAN.format(team=team, facts=facts))])
+            facts = await self._ask([ChatMessage.user(FACTS.format(task=state.task))])
+            plan = await self._ask([ChatMessage.user(PLAN.format(team=team, facts=facts))])
         else:
             seen = transcript(state.conversation)
             facts = await self._ask(
                 [
                     ChatMessage.user(
-                        _FACTS_UPDATE.format(task=state.task, facts=state.facts, transcript=seen)
+                        FACTS_UPDATE.format(task=state.task, facts=state.facts, transcript=seen)
                     )
                 ]
             )
             plan = await self._ask(
-                [ChatMessage.user(_PLAN_UPDATE.format(team=team, transcript=seen))]
+                [ChatMessage.user(PLAN_UPDATE.format(team=team, transcript=seen))]
             )
         return self._adopt(facts, plan)
 
@@ -318,14 +244,14 @@ class _Manager(Executor):
         facts = await self._ask(
             [
                 ChatMessage.user(
-                    _FACTS_REVISION.format(task=state.task, feedback=feedback, facts=state.facts)
+                    FACTS_REVISION.format(task=state.task, feedback=feedback, facts=state.facts)
                 )
             ]
         )
         plan = await self._ask(
             [
                 ChatMessage.user(
-                    _PLAN_REVISION.format(plan=state.plan, feedback=feedback, team=self._team())
+                    PLAN_REVISION.format(plan=state.plan, feedback=feedback, team=self._team())
                 )
             ]
         )
@@ -335,7 +261,7 @@ class _Manager(Executor):
         state = self._require_state()
         state.facts, state.plan = facts, plan
         ledger = ChatMessage.assistant(
-            _LEDGER.format(task=state.task, team=self._team(), facts=facts, plan=plan),
+            LEDGER.format(task=state.task, team=self._team(), facts=facts, plan=plan),
             author_name=self.manager_name,
         )
         # A new plan starts the team's conversation afresh: the task, any reviewer's feedback,
@@ -384,7 +310,7 @@ class _Manager(Executor):
         names = list(self.participants)
         prompt = [
             ChatMessage.user(
-                _PROGRESS.format(
+                PROGRESS.format(
                     task=state.task,
                     team=self._team(),
                     transcript=transcript(state.conversation),
@@ -402,7 +328,7 @@ class _Manager(Executor):
                 *prompt,
                 ChatMessage.assistant(reply),
                 ChatMessage.user(
-                    _PROGRESS_CORRECTION.format(problem=problem, names=", ".join(names))
+                    PROGRESS_CORRECTION.format(problem=problem, names=", ".join(names))
                 ),
             ]
         raise SpeakerSelectionError(
@@ -415,7 +341,7 @@ class _Manager(Executor):
         text = await self._ask(
             [
                 ChatMessage.user(
-                    _FINAL.format(
+                    FINAL.format(
                         task=state.task, transcript=transcript(state.conversation), why=why
                     )
                 )
@@ -430,7 +356,7 @@ class _Manager(Executor):
             response: AgentResponse = await self.manager.run(
                 prompt, thread=self.manager.get_new_thread()
             )
-            return response.text
+            return no_approval_wait(response, "the Magentic manager").text
         return (await self.manager.generate(prompt)).message.text
 
 
@@ -589,7 +515,7 @@ class MagenticBuilder(PatternBuilder):
         builder = WorkflowBuilder(self._name or "magentic", max_supersteps=max(100, 2 * rounds + 4))
         builder.set_start_executor(manager)
         for name, agent in named.items():
-            node = _Participant(name, agent)
+            node = turn_executor(_Participant, agent)(name, agent)
             builder.add_edge(manager, node)
             builder.add_edge(node, manager)
         return self._finish(builder)

@@ -5,23 +5,31 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Never, TypeVar, cast
 
+from pydantic import BaseModel, Field
+
 from agentic_core import (
     Agent,
     AgentExecutorResponse,
     AgentResponse,
     AgentRunUpdateEvent,
+    AgentThread,
+    ChatAgent,
     ChatMessage,
     Executor,
     ExecutorError,
+    ExecutorKind,
     FunctionCallContent,
     FunctionResultContent,
     Role,
     TextContent,
+    ToolApprovalRequest,
+    ToolApprovalResponse,
     WorkflowContext,
     handler,
+    response_handler,
     to_messages,
 )
-from agentic_orchestrator._errors import OrchestrationConfigError
+from agentic_orchestrator._errors import OrchestrationConfigError, OrchestratorError
 
 _T = TypeVar("_T")
 
@@ -172,32 +180,260 @@ def final_assistant_message(response: AgentResponse, author: str) -> ChatMessage
     )
 
 
-async def answer_conversation(
-    agent: Agent, conversation: list[ChatMessage], ctx: WorkflowContext[Any, Any]
+async def _agent_run(
+    agent: Agent,
+    new_input: list[ChatMessage],
+    thread: AgentThread,
+    ctx: WorkflowContext[Any, Any],
+    answers: dict[str, Any] | None,
 ) -> AgentResponse:
-    """``agent``'s answer to ``conversation`` on a fresh thread; streamed as
-    ``AgentRunUpdateEvent``s of ``ctx``'s executor while the run is streamed."""
-    thread = agent.get_new_thread()
+    """One ``agent.run`` (``run_stream`` while the run is streamed) on ``thread``; with
+    ``answers`` it resumes the turn waiting for tool approval (``run(responses=...)``)."""
+    keywords: dict[str, Any] = {} if answers is None else {"responses": answers}
     if not ctx.is_streaming:
-        return await agent.run(conversation, thread=thread)
+        return await agent.run(new_input, thread=thread, **keywords)
+    before = len(await thread.list_messages()) + len(new_input)
     final: AgentResponse | None = None
-    async for update in agent.run_stream(conversation, thread=thread):
+    async for update in agent.run_stream(new_input, thread=thread, **keywords):
         await ctx.add_event(AgentRunUpdateEvent(executor_id=ctx.executor_id, update=update))
         if update.done and update.response is not None:
             final = update.response
     if final is None:  # an agent whose last update carries no response: rebuild it
-        messages = (await thread.list_messages())[len(conversation) :]
+        messages = (await thread.list_messages())[before:]
         text = next((m.text for m in reversed(messages) if m.role is Role.ASSISTANT), "")
         final = AgentResponse(messages=messages, text=text, agent_id=agent.id)
     return final
 
 
-class ConversationAgent(Executor):
+def no_approval_wait(response: AgentResponse, role: str) -> AgentResponse:
+    """``response``, unless it waits for tool approval: a pattern's own agent (a manager, a
+    selector) has no turn a person could resume, so its waiting calls fail the run, clearly."""
+    if response.user_input_requests:
+        tools = ", ".join(sorted({r.tool_name for r in response.user_input_requests}))
+        raise OrchestratorError(
+            f"{role} called tool(s) {tools} that wait for approval, but a manager's turn cannot "
+            "pause for a person; give such tools to a participant agent (its calls become "
+            "request_info) or mark them approval_mode='never_require' on the manager"
+        )
+    return response
+
+
+class PausedTurn(BaseModel):
+    """An agent's turn waiting for tool approval, kept per run as the executor's state."""
+
+    thread_id: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict[str, Any])
+    thread: list[ChatMessage] = Field(default_factory=list[ChatMessage])
+    """The agent's thread as the turn stopped: what it was shown, and the turn so far."""
+    turn: AgentResponse
+    """The turn so far (its messages end with the calls that wait)."""
+    waiting: list[str] = Field(default_factory=list[str])
+    """The call ids waiting for an answer."""
+    answers: dict[str, ToolApprovalResponse] = Field(
+        default_factory=dict[str, ToolApprovalResponse]
+    )
+    conversation: list[ChatMessage] = Field(default_factory=list[ChatMessage])
+    """The pattern's conversation when the turn began (what it continues from)."""
+    extra: dict[str, Any] = Field(default_factory=dict[str, Any])
+    """Whatever else the pattern needs to continue (JSON)."""
+
+
+class _PausedTurns(BaseModel):
+    turns: list[PausedTurn]
+
+
+class AgentTurnExecutor(Executor):
+    """Base of the pattern executors that run an agent's turn on a fresh thread.
+
+    A turn that stops on tool calls waiting for approval (``AgentResponse.user_input_requests``)
+    is never lost: each waiting call becomes a ``request_info`` of this executor (data: the
+    ``ToolApprovalRequest``; answer: a ``ToolApprovalResponse``), and the turn is kept as this
+    executor's per-run state (so a checkpoint holds it and a new ``Workflow`` object resumes it).
+    Once every waiting call is answered the agent resumes the turn (``run(responses=...)`` on
+    the saved thread) and the pattern goes on with the whole turn as if it had not paused.
+    Several turns of one run may wait at once (one per message the executor got).
+
+    Keeping turns makes the executor stateful (a cost per superstep), so only the class
+    ``turn_executor(cls, agent)`` gives for an agent whose turns may wait keeps them; the plain
+    class refuses a waiting turn with an error instead of losing it.
+
+    Subclasses call :meth:`run_turn` (None: the turn waits) and, from a ``@response_handler``
+    for ``ToolApprovalRequest`` / ``ToolApprovalResponse``, :meth:`answer_approval` (None: calls
+    still wait; else the finished turn and the ``PausedTurn`` it continues).
+    """
+
+    def __init__(
+        self,
+        id: str,  # noqa: A002
+        agent: Agent,
+        *,
+        kind: ExecutorKind = ExecutorKind.WORKER,
+    ) -> None:
+        super().__init__(id, kind=kind)
+        self.agent = agent
+        self._paused: str | None = None
+
+    def waiting_turn(self, call_id: str) -> PausedTurn | None:
+        """The turn of this run whose call ``call_id`` waits for an answer."""
+        return next((t for t in self._turns() if call_id in t.waiting), None)
+
+    async def run_turn(
+        self,
+        shown: list[ChatMessage],
+        ctx: WorkflowContext[Any, Any],
+        *,
+        conversation: list[ChatMessage] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> AgentResponse | None:
+        """The agent's answer to ``shown`` (fresh thread), or None when the turn waits for
+        approval (the requests are out; ``conversation`` and ``extra`` are kept with it)."""
+        thread = self.agent.get_new_thread()
+        response = await _agent_run(self.agent, shown, thread, ctx, None)
+        return await self._settle(
+            response, thread, ctx, list(conversation or ()), dict(extra or {})
+        )
+
+    async def answer_approval(
+        self,
+        request: ToolApprovalRequest,
+        answer: ToolApprovalResponse,
+        ctx: WorkflowContext[Any, Any],
+    ) -> tuple[AgentResponse, PausedTurn] | None:
+        """Keep ``answer``; once every waiting call of its turn has one, resume the turn and
+        return it whole (with the paused turn's data), unless it stops on approvals again."""
+        turns = self._turns()
+        index = next(
+            (i for i, t in enumerate(turns) if request.call_id in t.waiting),
+            None,
+        )
+        if index is None:
+            raise ExecutorError(
+                f"executor {self.id!r} got an answer to tool call {request.call_id!r}, but no "
+                "turn of this run waits for it"
+            )
+        paused = turns[index]
+        paused.answers[request.call_id] = answer
+        if any(call_id not in paused.answers for call_id in paused.waiting):
+            self._save(turns)
+            return None
+        self._save([t for i, t in enumerate(turns) if i != index])
+        thread = self.agent.get_new_thread(**paused.metadata)
+        if paused.thread_id is not None:
+            thread.id = paused.thread_id
+        await thread.add_messages(paused.thread)
+        answers = {k: v.model_dump(mode="json") for k, v in paused.answers.items()}
+        resumed = await _agent_run(self.agent, [], thread, ctx, answers)
+        messages = [*paused.turn.messages, *resumed.messages]
+        # The thread holds the turn as it ran (an edited call with its edited arguments).
+        start = len(paused.thread) - len(paused.turn.messages)
+        ran = (await thread.list_messages())[start:]
+        if start >= 0 and len(ran) == len(messages):
+            messages = ran
+        whole = resumed.model_copy(
+            update={"messages": messages, "usage": paused.turn.usage + resumed.usage}
+        )
+        settled = await self._settle(whole, thread, ctx, paused.conversation, paused.extra)
+        return None if settled is None else (settled, paused)
+
+    def _turns(self) -> list[PausedTurn]:
+        if self._paused is None:
+            return []
+        return _PausedTurns.model_validate_json(self._paused).turns
+
+    def _save(self, turns: list[PausedTurn]) -> None:
+        self._paused = _PausedTurns(turns=turns).model_dump_json() if turns else None
+
+    async def _settle(
+        self,
+        response: AgentResponse,
+        thread: AgentThread,
+        ctx: WorkflowContext[Any, Any],
+        conversation: list[ChatMessage],
+        extra: dict[str, Any],
+    ) -> AgentResponse | None:
+        if not response.user_input_requests:
+            return response
+        paused = PausedTurn(
+            thread_id=thread.id,
+            metadata=dict(thread.metadata),
+            thread=await thread.list_messages(),
+            turn=response,
+            waiting=[r.call_id for r in response.user_input_requests],
+            conversation=conversation,
+            extra=extra,
+        )
+        if not self.is_stateful:
+            tools = ", ".join(sorted({r.tool_name for r in response.user_input_requests}))
+            raise ExecutorError(
+                f"agent {self.agent.name!r} called tool(s) {tools} that wait for approval, but "
+                "no tool of it needed approval when the workflow was built; give the agent its "
+                "tools (approval_mode=...) before building the workflow"
+            )
+        turns = self._turns()
+        clash = sorted({c for t in turns for c in t.waiting} & set(paused.waiting))
+        if clash:
+            raise ExecutorError(
+                f"executor {self.id!r}: tool call id(s) {', '.join(map(repr, clash))} already "
+                "wait for approval in another turn of this run; call ids must be unique"
+            )
+        self._save([*turns, paused])
+        for request in response.user_input_requests:
+            await ctx.request_info(request, ToolApprovalResponse)
+        return None
+
+
+class _KeepsPausedTurns(AgentTurnExecutor):
+    """What makes an ``AgentTurnExecutor`` keep waiting turns as per-run state."""
+
+    def snapshot_state(self) -> Any:
+        """The turns waiting for approval, as one JSON string (None: no turn waits)."""
+        return self._paused
+
+    def restore_state(self, state: Any) -> None:
+        """Take this run's waiting turns (None: none)."""
+        self._paused = state
+
+
+_TE = TypeVar("_TE", bound=AgentTurnExecutor)
+_WITH_STATE: dict[type[AgentTurnExecutor], type[AgentTurnExecutor]] = {}
+
+
+def may_wait_for_approval(agent: Agent) -> bool:
+    """Whether a turn of ``agent`` may stop on tool calls waiting for approval: for a
+    ``ChatAgent``, whether a tool of it requires approval (its own mode, else the agent's
+    default); for any other agent, unknown, so yes."""
+    if not isinstance(agent, ChatAgent):
+        return True
+    default = agent.tool_approval_mode
+    for agent_tool in agent.tools:
+        own: object = getattr(agent_tool, "approval_mode", None)
+        if (own if own in ("always_require", "never_require") else default) == "always_require":
+            return True
+    return False
+
+
+def turn_executor(cls: type[_TE], agent: Agent) -> type[_TE]:
+    """``cls``, keeping turns that wait for approval as per-run state when ``agent``'s turns
+    may wait (a stateful executor costs a little per superstep; others stay stateless)."""
+    if not may_wait_for_approval(agent):
+        return cls
+    variant = _WITH_STATE.get(cls)
+    if variant is None:
+        variant = type(
+            cls.__name__,
+            (_KeepsPausedTurns, cls),
+            {"__qualname__": cls.__qualname__, "__module__": cls.__module__},
+        )
+        _WITH_STATE[cls] = variant
+    return cast("type[_TE]", variant)
+
+
+class ConversationAgent(AgentTurnExecutor):
     """An agent that answers the whole conversation it is sent, on a fresh thread each time.
 
-    Stateless (the conversation travels in the messages), so nothing is saved or restored per
-    superstep; it sends an ``AgentExecutorResponse``, as ``AgentExecutor`` does.
-    ``chain_only``: shown only the previous agent's reply (MAF's
+    The conversation travels in the messages; the only per-run state is a turn waiting for
+    tool approval (see ``AgentTurnExecutor``). It sends an ``AgentExecutorResponse``, as
+    ``AgentExecutor`` does. ``chain_only``: shown only the previous agent's reply (MAF's
     ``chain_only_agent_responses``); ``yield_response``: its response is also a run output.
     """
 
@@ -209,8 +445,7 @@ class ConversationAgent(Executor):
         chain_only: bool = False,
         yield_response: bool = False,
     ) -> None:
-        super().__init__(id)
-        self.agent = agent
+        super().__init__(id, agent)
         self.chain_only = chain_only
         self.yield_response = yield_response
 
@@ -225,7 +460,29 @@ class ConversationAgent(Executor):
         shown = conversation
         if self.chain_only and isinstance(message, AgentExecutorResponse):
             shown = list(message.agent_response.messages)
-        response = await answer_conversation(self.agent, shown, ctx)
+        response = await self.run_turn(shown, ctx, conversation=conversation)
+        if response is not None:
+            await self._pass_on(conversation, response, ctx)
+
+    @response_handler
+    async def answer_tool_approval(
+        self,
+        request: ToolApprovalRequest,
+        answer: ToolApprovalResponse,
+        ctx: WorkflowContext[AgentExecutorResponse, AgentResponse],
+    ) -> None:
+        """A person's answer to a waiting tool call; the whole turn answered, it goes on."""
+        resumed = await self.answer_approval(request, answer, ctx)
+        if resumed is not None:
+            response, paused = resumed
+            await self._pass_on(paused.conversation, response, ctx)
+
+    async def _pass_on(
+        self,
+        conversation: list[ChatMessage],
+        response: AgentResponse,
+        ctx: WorkflowContext[AgentExecutorResponse, AgentResponse],
+    ) -> None:
         if self.yield_response:
             await ctx.yield_output(response)
         await ctx.send_message(

@@ -1,9 +1,11 @@
 """Where a run stands, one rule for ``agentic runs`` and the run viewer.
 
-A stored run's status comes from its latest checkpoint (:func:`stored_run_status`), so the same
-checkpoint reads the same in the command line and in the viewer's ``/api/runs``; the viewer adds
-the states only a watched run has (``running``, ``failed``). :class:`RunSummary` is one row of
-either listing (``agentic runs --json`` prints it, ``/api/runs`` returns it).
+A stored run's status comes from its latest checkpoint by core's rule
+(``agentic_core.stored_run_status``, the one ``Workflow.get_state`` applies too), so the same
+checkpoint reads the same in the command line, the viewer's ``/api/runs`` and ``get_state``;
+the viewer adds the states only a watched run has (``running``, ``failed``). ``RunStatus`` is
+core's too (``agentic_core.RunStatus``); both stay importable from here. :class:`RunSummary` is
+one row of either listing (``agentic runs --json`` prints it, ``/api/runs`` returns it).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from agentic_core import Checkpoint
+from agentic_core import Checkpoint, RunStatus, stored_run_status
 
 __all__ = [
     "TERMINAL_STATUSES",
@@ -24,27 +26,10 @@ __all__ = [
     "summarize_checkpoint",
 ]
 
-RunStatus = Literal["running", "waiting", "interrupted", "completed", "failed"]
-"""``waiting``: stopped with requests to answer; ``interrupted``: stopped with messages waiting
-for a next superstep (Ctrl-C, a crash, a cancel: resume it); ``running`` and ``failed`` are
-known only of a run whose events someone watches."""
 RunSource = Literal["live", "checkpoints", "nats"]
 """Where a run was seen: its events in this process, a checkpoint store, NATS."""
 
 TERMINAL_STATUSES: frozenset[RunStatus] = frozenset({"completed", "failed"})
-
-
-def stored_run_status(latest: Checkpoint) -> RunStatus:
-    """The status of a run whose latest checkpoint is ``latest``.
-
-    A checkpoint cannot tell a run stopped from one still running in a process nobody watches:
-    pending messages read as ``interrupted`` (resumable), as the run that wrote it last left it.
-    """
-    if latest.pending_requests:
-        return "waiting"
-    if any(latest.pending_messages.values()):
-        return "interrupted"
-    return "completed"
 
 
 class RunSummary(BaseModel):

@@ -26,6 +26,7 @@ from agentic_orchestrator._participants import (
     named_participants,
     participant_name,
     require_participants,
+    turn_executor,
 )
 
 _START = "sequential_input"
@@ -128,7 +129,7 @@ class SequentialBuilder(PatternBuilder):
                     previous = adapter
                 previous_is_agent = False
             else:
-                node = ConversationAgent(
+                node = turn_executor(ConversationAgent, participant)(
                     participant,
                     name,
                     chain_only=self._chain_only,

@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from agentic_core import Agent, ChatAgent, ChatClient, Tool
 from agentic_orchestrator._errors import OrchestrationConfigError
-from agentic_orchestrator._handoff import HandoffBuilder, HistoryMode
+from agentic_orchestrator._handoff import HandoffBuilder
+from agentic_orchestrator._handoff_turns import HistoryMode
 
 OutputMode = Literal["last_message", "full_history"]
 """What of a worker's turn joins the conversation: its last message, or all of it."""

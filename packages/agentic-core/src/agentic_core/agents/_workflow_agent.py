@@ -34,6 +34,7 @@ from agentic_core.protocols._messages import (
     UsageDetails,
 )
 from agentic_core.protocols._thread import AgentThread
+from agentic_core.protocols._tool_approval import ToolApprovalRequest
 
 if TYPE_CHECKING:
     from agentic_core.graph._workflow import Workflow
@@ -42,7 +43,8 @@ if TYPE_CHECKING:
 REQUEST_INFO_FUNCTION_NAME = "request_info"
 """The name of the function call a paused workflow agent answers with, one per request."""
 _PAUSED = "workflow_agent_paused"
-"""Thread metadata key: the paused run this thread waits on (run, checkpoint, request ids)."""
+"""Thread metadata key: the paused run this thread waits on (run, checkpoint, request ids, and
+the request ids of its tool approvals by call id)."""
 
 WorkflowAgentReply = Literal["last_agent", "new_messages"]
 """What a ``list[ChatMessage]`` output answers with: the last agent's turn, or every message
@@ -65,15 +67,34 @@ class WorkflowAgent:
     never the prompt again. ``reply="new_messages"`` answers with every message the run added
     after the input instead (a concurrent run: every participant's answer).
 
-    Human in the loop: a run that pauses on ``request_info`` answers with one
-    ``FunctionCallContent`` per pending request (name ``"request_info"``, ``call_id`` = the
-    request id, ``arguments`` = the request data as JSON: a model's fields, a dict as is,
-    anything else as ``{"data": value}``). The caller's next run on the same thread carrying a
-    ``FunctionResultContent`` for that call id (``ChatMessage.tool(call_id, answer)``) resumes
-    the workflow with that answer. The thread remembers the paused run in its metadata
-    (``AgentThread.serialize`` keeps it), so with a checkpoint store (``checkpoint_store=`` or
-    the workflow's own) the answer may come from another process; without a thread, answers to
-    a run paused in this process are found by their call ids.
+    Human in the loop, as with ``ChatAgent``: a run that pauses on ``request_info`` lists, in
+    ``AgentResponse.user_input_requests``, the ``ToolApprovalRequest`` of every tool call an
+    agent inside the workflow waits to have approved (the same objects a ``ChatAgent`` returns),
+    and ``run(responses={request_id: answer}, thread=thread)`` resumes the workflow with the
+    answers. A tool approval is answered by its ``request_id`` (the call id, as with
+    ``ChatAgent``) or by the workflow's request id; any other request by the workflow's request
+    id. Answers a caller leaves out keep their requests pending (the next response lists them
+    again). So one loop serves an agent and a workflow-as-agent alike::
+
+        while response.user_input_requests:
+            answers = {r.request_id: r.approve() for r in response.user_input_requests}
+            response = await agent.run(responses=answers, thread=thread)
+
+    Every pending request, of any type, also answers as Microsoft Agent Framework's
+    ``WorkflowAgent`` does: one ``FunctionCallContent`` per request in the response's messages
+    (name ``"request_info"``, ``call_id`` = the workflow's request id, ``arguments`` = the request
+    data as JSON: a model's fields, a dict as is, anything else as ``{"data": value}``). That is
+    where requests other than tool approvals show (MAF lists only approvals in
+    ``user_input_requests`` too, and that field holds ``ToolApprovalRequest`` objects only):
+    answer them with ``responses={call.call_id: answer}``, or as before with a
+    ``FunctionResultContent`` for that call id in the next run's messages
+    (``ChatMessage.tool(call_id, answer)``). Either way the thread records each answer as the
+    call's result (answers given as ``responses``, once the workflow took them, lead the
+    response's messages too, as the results of answered calls lead a ``ChatAgent``'s). The
+    thread remembers the paused run in its metadata (``AgentThread.serialize`` keeps it), so
+    with a checkpoint store (``checkpoint_store=`` or the workflow's own) the answer may come
+    from another process and a new ``Workflow`` object; without a thread, answers to a run
+    paused in this process are found by the workflow's request ids.
     """
 
     REQUEST_INFO_FUNCTION_NAME = REQUEST_INFO_FUNCTION_NAME
@@ -105,13 +126,23 @@ class WorkflowAgent:
         return AgentThread(metadata=metadata)
 
     async def run(
-        self, messages: AgentInput = None, *, thread: AgentThread | None = None, **kwargs: Any
+        self,
+        messages: AgentInput = None,
+        *,
+        thread: AgentThread | None = None,
+        responses: Mapping[str, Any] | None = None,
+        **kwargs: Any,
     ) -> AgentResponse:
         """Run the workflow on the conversation (or resume it with answers) and answer with
-        its outputs, plus a ``request_info`` function call per request it waits on."""
+        its outputs, plus a ``request_info`` function call per request it waits on and its
+        tool approvals in ``user_input_requests``.
+
+        ``responses`` answers pending requests, by request id (a tool approval's call id too),
+        and resumes the paused run the thread waits on.
+        """
         del kwargs
         thread = thread or self.get_new_thread()
-        answers, paused = await self._take_input(messages, thread)
+        answers, paused, recorded = await self._take_input(messages, thread, responses)
         conversation = await thread.list_messages()
         if answers:
             result = await self.workflow.run(**self._resume_keywords(answers, paused))
@@ -119,16 +150,27 @@ class WorkflowAgent:
             result = await self.workflow.run(conversation)
         produced, usage = _outputs_to_messages(result.outputs, self.name, conversation, self.reply)
         return await self._reply(
-            thread, produced, usage, result.pending_requests, result.last_checkpoint_id
+            thread,
+            [*recorded, *produced],
+            usage,
+            result.pending_requests,
+            result.last_checkpoint_id,
         )
 
     async def run_stream(
-        self, messages: AgentInput = None, *, thread: AgentThread | None = None, **kwargs: Any
+        self,
+        messages: AgentInput = None,
+        *,
+        thread: AgentThread | None = None,
+        responses: Mapping[str, Any] | None = None,
+        **kwargs: Any,
     ) -> AsyncIterator[AgentResponseUpdate]:
-        """Stream the agents' updates inside the workflow, then ``done`` with the response."""
+        """Stream the agents' updates inside the workflow, then ``done`` with the response
+        (``user_input_requests`` included); ``responses`` answers pending requests, as in
+        ``run``."""
         del kwargs
         thread = thread or self.get_new_thread()
-        answers, paused = await self._take_input(messages, thread)
+        answers, paused, recorded = await self._take_input(messages, thread, responses)
         conversation = await thread.list_messages()
         if answers:
             events = self.workflow.run_stream(**self._resume_keywords(answers, paused))
@@ -156,25 +198,72 @@ class WorkflowAgent:
         produced, usage = _outputs_to_messages(outputs, self.name, conversation, self.reply)
         checkpoint_id = await self._latest_checkpoint(requests)
         response = await self._reply(
-            thread, produced, usage, list(requests.values()), checkpoint_id
+            thread, [*recorded, *produced], usage, list(requests.values()), checkpoint_id
         )
         yield AgentResponseUpdate(author_name=self.name, done=True, response=response)
 
     # -- human in the loop ----------------------------------------------------------------------
 
     async def _take_input(
-        self, messages: AgentInput, thread: AgentThread
-    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-        """Add the input to the thread; return the answers it carries to pending requests."""
+        self, messages: AgentInput, thread: AgentThread, responses: Mapping[str, Any] | None
+    ) -> tuple[dict[str, Any], dict[str, Any] | None, list[ChatMessage]]:
+        """Add the input to the thread; return the answers to pending requests it and
+        ``responses`` carry (by the workflow's request ids), the paused run the thread waits
+        on, and ``responses`` as call results for the thread (recorded once the workflow took
+        them: a refused answer leaves no result behind)."""
         new = to_messages(messages)
+        paused: dict[str, Any] | None = thread.metadata.get(_PAUSED)
+        given = {} if responses is None else self._by_request_id(responses, paused)
         if new:
             await thread.add_messages(new)
-        paused: dict[str, Any] | None = thread.metadata.get(_PAUSED)
-        results = {r.call_id: r.result for m in new for r in m.function_results}
+        answers = {r.call_id: r.result for m in new for r in m.function_results}
         if paused is not None:
             waiting = set(paused.get("request_ids", []))
-            return {k: v for k, v in results.items() if k in waiting}, paused
-        return results, None  # no thread state: maybe a run paused in this process
+            answers = {k: v for k, v in answers.items() if k in waiting}
+        # else no thread state: maybe a run paused in this process
+        answers.update(given)
+        recorded = [
+            ChatMessage.tool(request_id, _result(value)) for request_id, value in given.items()
+        ]
+        return answers, paused, recorded
+
+    def _by_request_id(
+        self, responses: Mapping[str, Any], paused: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        """``responses`` keyed by the workflow's request ids (a tool approval's call id is
+        looked up in what the thread remembers of the paused run)."""
+        if not responses:
+            raise AgentError(f"workflow agent {self.name!r}: run(responses=...) holds no answer")
+        if paused is None:
+            return dict(responses)  # the workflow knows the requests of runs paused here
+        waiting: list[str] = list(paused.get("request_ids", []))
+        by_call: dict[str, list[str]] = paused.get("approval_calls", {})
+        answers: dict[str, Any] = {}
+        for key, answer in responses.items():
+            matches = [key] if key in waiting else by_call.get(key, [])
+            if len(matches) != 1:
+                raise AgentError(self._unknown_answer(key, matches, waiting, by_call))
+            if matches[0] in answers:
+                raise AgentError(
+                    f"workflow agent {self.name!r}: two answers to request {matches[0]!r} "
+                    "(by its request id and by its tool call id)"
+                )
+            answers[matches[0]] = answer
+        return answers
+
+    def _unknown_answer(
+        self, key: str, matches: list[str], waiting: list[str], by_call: Mapping[str, list[str]]
+    ) -> str:
+        if matches:
+            return (
+                f"workflow agent {self.name!r}: tool call id {key!r} names {len(matches)} "
+                f"pending approvals; answer them by request id ({', '.join(map(repr, matches))})"
+            )
+        return (
+            f"workflow agent {self.name!r}: no pending request {key!r} (waiting: request ids "
+            f"{', '.join(map(repr, waiting)) or 'none'}; tool call ids "
+            f"{', '.join(map(repr, by_call)) or 'none'})"
+        )
 
     def _resume_keywords(
         self, answers: Mapping[str, Any], paused: Mapping[str, Any] | None
@@ -213,16 +302,27 @@ class WorkflowAgent:
                 for request in pending
             ]
             produced = [*produced, ChatMessage.assistant(contents=calls, author_name=self.name)]
+            by_call: dict[str, list[str]] = {}
+            for request in pending:
+                if isinstance(request.data, ToolApprovalRequest):
+                    by_call.setdefault(request.data.call_id, []).append(request.request_id)
             thread.metadata[_PAUSED] = {
                 "run_id": pending[0].run_id,
                 "checkpoint_id": checkpoint_id,
                 "request_ids": [request.request_id for request in pending],
+                "approval_calls": by_call,
             }
         else:
             thread.metadata.pop(_PAUSED, None)
         await thread.add_messages(produced)
         return AgentResponse(
-            messages=produced, text=_last_text(produced), usage=usage, agent_id=self.id
+            messages=produced,
+            text=_last_text(produced),
+            usage=usage,
+            agent_id=self.id,
+            user_input_requests=[
+                request.data for request in pending if isinstance(request.data, ToolApprovalRequest)
+            ],
         )
 
 
@@ -234,6 +334,13 @@ def _arguments(data: Any) -> dict[str, Any]:
     if isinstance(value, dict):
         return value  # pyright: ignore[reportUnknownVariableType]
     return {"data": value}
+
+
+def _result(answer: Any) -> Any:
+    """An answer as the result the thread records for its ``request_info`` call."""
+    if isinstance(answer, BaseModel):
+        return answer.model_dump(mode="json")
+    return to_jsonable_python(answer, fallback=str)
 
 
 def _outputs_to_messages(

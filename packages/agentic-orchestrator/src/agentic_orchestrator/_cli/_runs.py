@@ -8,9 +8,15 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from agentic_core import Checkpoint, CheckpointError, CheckpointMetadata, FileCheckpointStore
+from agentic_core import (
+    Checkpoint,
+    CheckpointError,
+    CheckpointMetadata,
+    FileCheckpointStore,
+    RunStatus,
+)
 from agentic_orchestrator._cli._errors import UsageError
-from agentic_orchestrator._run_summary import RunStatus, RunSummary, summarize_checkpoint
+from agentic_orchestrator._run_summary import RunSummary, summarize_checkpoint
 
 __all__ = ["list_runs", "run_details", "show_run", "show_runs"]
 

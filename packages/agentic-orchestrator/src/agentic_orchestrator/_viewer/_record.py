@@ -17,6 +17,7 @@ from agentic_core import (
     ExecutorCompletedEvent,
     ExecutorFailedEvent,
     RequestInfoEvent,
+    RunStatus,
     SuperstepStartedEvent,
     Workflow,
     WorkflowCompletedEvent,
@@ -26,7 +27,7 @@ from agentic_core import (
     WorkflowRunState,
     WorkflowStartedEvent,
 )
-from agentic_orchestrator._run_summary import RunSource, RunStatus
+from agentic_orchestrator._run_summary import RunSource
 from agentic_orchestrator._viewer._describe import (
     GraphParts,
     display_text,

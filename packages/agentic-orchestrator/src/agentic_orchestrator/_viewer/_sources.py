@@ -28,11 +28,11 @@ from agentic_core import (
     Workflow,
     redact_url,
     registry,
+    stored_run_status,
 )
 from agentic_orchestrator._run_summary import (
     RunSource,
     RunSummary,
-    stored_run_status,
     summarize_checkpoint,
 )
 from agentic_orchestrator._viewer._describe import graph_parts, response_schema, short, to_json

@@ -2,7 +2,7 @@
 
 Plain pydantic models, built by the hub (live runs) and the sources (checkpoint stores); the web
 pages render them as they are. A runs-list row is the :class:`RunSummary` ``agentic runs`` prints
-too, with the same status rule (``_run_summary``).
+too, with the same status rule (core's ``stored_run_status``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentic_orchestrator._run_summary import RunSource, RunStatus, RunSummary
+from agentic_core import RunStatus
+from agentic_orchestrator._run_summary import RunSource, RunSummary
 
 __all__ = [
     "EventView",
