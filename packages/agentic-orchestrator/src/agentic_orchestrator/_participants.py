@@ -189,9 +189,11 @@ async def _agent_run(
 ) -> AgentResponse:
     """One ``agent.run`` (``run_stream`` while the run is streamed) on ``thread``; with
     ``answers`` it resumes the turn waiting for tool approval (``run(responses=...)``)."""
-    keywords: dict[str, Any] = {} if answers is None else {"responses": answers}
     if not ctx.is_streaming:
-        return await agent.run(new_input, thread=thread, **keywords)
+        if answers is None:  # the common turn: no keyword dict to build and spread
+            return await agent.run(new_input, thread=thread)
+        return await agent.run(new_input, thread=thread, responses=answers)
+    keywords: dict[str, Any] = {} if answers is None else {"responses": answers}
     before = len(await thread.list_messages()) + len(new_input)
     final: AgentResponse | None = None
     async for update in agent.run_stream(new_input, thread=thread, **keywords):
@@ -289,6 +291,8 @@ class AgentTurnExecutor(Executor):
         approval (the requests are out; ``conversation`` and ``extra`` are kept with it)."""
         thread = self.agent.get_new_thread()
         response = await _agent_run(self.agent, shown, thread, ctx, None)
+        if not response.user_input_requests:
+            return response
         return await self._settle(
             response, thread, ctx, list(conversation or ()), dict(extra or {})
         )

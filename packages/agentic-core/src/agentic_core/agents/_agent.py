@@ -425,7 +425,10 @@ class ChatAgent:
         return approval.requires_approval(tool, self.tool_approval_mode)
 
     def _may_wait_for_approval(self) -> bool:
-        return any(approval.requires_approval(t, self.tool_approval_mode) for t in self.tools)
+        tools = self.tools
+        return bool(tools) and any(
+            approval.requires_approval(t, self.tool_approval_mode) for t in tools
+        )
 
     async def _refuse_while_waiting(
         self, thread: AgentThread, new_input: list[ChatMessage]

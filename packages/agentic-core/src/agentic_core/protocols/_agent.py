@@ -27,6 +27,10 @@ class ContinuationToken(BaseModel):
     created_at: datetime = Field(default_factory=_now)
 
 
+def _no_requests() -> list[ToolApprovalRequest]:
+    return []
+
+
 class AgentResponse(BaseModel):
     """The result of ``Agent.run``: the new messages, their text, usage and the parsed value.
 
@@ -44,22 +48,29 @@ class AgentResponse(BaseModel):
     agent_id: str = ""
     continuation_token: ContinuationToken | None = None
     value: Any = None
-    user_input_requests: list[ToolApprovalRequest] = Field(
-        default_factory=list[ToolApprovalRequest]
-    )
+    user_input_requests: list[ToolApprovalRequest] = Field(default_factory=_no_requests)
     """Tool calls waiting for a person's approval: the turn resumes with
     ``run(responses={request.call_id: answer}, thread=...)`` (Microsoft Agent Framework's name)."""
 
-    @model_validator(mode="after")
-    def _text_from_messages(self) -> AgentResponse:
-        if "text" not in self.model_fields_set and self.messages:
-            self.text = _reply_text(self.messages)
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _text_from_messages(cls, data: object) -> object:
+        # On the raw input, before validation: a dict lookup, not a second pass over the model.
+        if type(data) is not dict:
+            return data
+        given = cast("dict[str, Any]", data)
+        if "text" in given:
+            return given
+        messages: Sequence[object] | None = given.get("messages")
+        return {**given, "text": _reply_text(messages)} if messages else given
 
 
-def _reply_text(messages: Sequence[ChatMessage]) -> str:
-    """What ``AgentResponse.text`` is when not given: the last assistant text, or ``""``."""
-    for message in reversed(messages):
+def _reply_text(messages: Sequence[object]) -> str:
+    """What ``AgentResponse.text`` is when not given: the last assistant text, or ``""``.
+
+    ``messages`` as given to the constructor: ``ChatMessage``s, or their JSON-like dicts."""
+    for given in reversed(messages):
+        message = given if isinstance(given, ChatMessage) else ChatMessage.model_validate(given)
         if message.role is Role.ASSISTANT:
             text = message.text
             if text:
