@@ -12,46 +12,14 @@ from typing import Any
 
 import pytest
 
-from agentic_core import (
-    AgentExecutor,
-    ChatAgent,
-    ChatMessage,
-    FunctionCallContent,
-    Workflow,
-    WorkflowBuilder,
-    tool,
-)
-from agentic_core.testing import FunctionChatClient
 from agentic_orchestrator import RunViewer
+from tests.fixtures.approval_flows import release
 from tests.fixtures.chromium import chromium_context, chromium_or_skip
 from tests.fixtures.servers import free_port
 
 pytestmark = pytest.mark.slow
 
 _WAIT_MS = 20_000  # generous: a loaded CI machine may take seconds to render; never a speed check
-
-
-def release() -> Workflow:
-    """One agent whose deploy tool needs approval; it reports what the tool said."""
-
-    @tool(approval_mode="always_require")
-    def deploy(service: str, version: str) -> str:
-        """Deploy a service."""
-        return f"deployed {service} {version}"
-
-    def model(messages: list[ChatMessage], options: Any) -> str | ChatMessage:
-        del options
-        results = [r for m in messages for r in m.function_results]
-        if results:
-            return f"tool said: {results[-1].result}"
-        call = FunctionCallContent(
-            call_id="c1", name="deploy", arguments={"service": "api", "version": "2.0"}
-        )
-        return ChatMessage.assistant(contents=[call])
-
-    agent = ChatAgent(FunctionChatClient(model), name="releaser", tools=[deploy])
-    executor = AgentExecutor(agent, id="releaser", output_response=True)
-    return WorkflowBuilder("release").set_start_executor(executor).build()
 
 
 @asynccontextmanager

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from agentic_core import (
     AgentExecutor,
@@ -14,55 +13,17 @@ from agentic_core import (
     AgentThread,
     ChatAgent,
     ChatMessage,
-    CheckpointStore,
     FileCheckpointStore,
-    FunctionCallContent,
     RequestInfoEvent,
     Runtime,
     ToolApprovalRequest,
     ToolApprovalResponse,
-    Workflow,
     WorkflowAgent,
-    WorkflowBuilder,
     WorkflowRunState,
-    tool,
 )
 from agentic_core.testing import ScriptedChatClient
 
-RAN: list[dict[str, Any]] = []
-
-
-@tool(approval_mode="always_require")
-def deploy(service: str, version: str) -> str:
-    """Deploy a service (needs approval)."""
-    RAN.append({"service": service, "version": version})
-    return f"{service} {version} deployed"
-
-
-def deploy_call(call_id: str = "c1", version: str = "2.0") -> ChatMessage:
-    return ChatMessage.assistant(
-        contents=[
-            FunctionCallContent(
-                call_id=call_id, name="deploy", arguments={"service": "api", "version": version}
-            )
-        ]
-    )
-
-
-def release_workflow(
-    *replies: str | ChatMessage, store: CheckpointStore | None = None, after: str | None = None
-) -> Workflow:
-    """One agent with the deploy tool (and an optional second agent after it)."""
-    agent = ChatAgent(ScriptedChatClient(list(replies)), name="releaser", tools=[deploy])
-    first = AgentExecutor(agent, id="releaser", output_response=after is None)
-    builder = WorkflowBuilder("release").set_start_executor(first)
-    if after is not None:
-        notifier = ChatAgent(ScriptedChatClient([after]), name="notifier")
-        second = AgentExecutor(notifier, id="notifier", output_response=True)
-        builder = builder.add_edge(first, second)
-    if store is not None:
-        builder = builder.with_checkpointing(store)
-    return builder.build()
+from ._approval_flows import RAN, deploy_call, release_workflow
 
 
 def setup_function() -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Never
+from typing import Never
 
 import pytest
 from pydantic import BaseModel
@@ -35,47 +35,14 @@ from agentic_core import (
     WorkflowRunState,
     handler,
     response_handler,
-    tool,
 )
 from agentic_core.testing import ScriptedChatClient
 
-RAN: list[dict[str, Any]] = []
-
-
-@tool(approval_mode="always_require")
-def deploy(service: str, version: str) -> str:
-    """Deploy a service (needs approval)."""
-    RAN.append({"service": service, "version": version})
-    return f"{service} {version} deployed"
+from ._approval_flows import RAN, deploy_calls, release_workflow, releaser
 
 
 def setup_function() -> None:
     RAN.clear()
-
-
-def deploy_calls(*call_ids: str) -> ChatMessage:
-    return ChatMessage.assistant(
-        contents=[
-            FunctionCallContent(
-                call_id=call_id,
-                name="deploy",
-                arguments={"service": f"api-{call_id}", "version": "2.0"},
-            )
-            for call_id in call_ids
-        ]
-    )
-
-
-def releaser(*replies: str | ChatMessage) -> ChatAgent:
-    return ChatAgent(ScriptedChatClient(list(replies)), name="releaser", tools=[deploy])
-
-
-def release_workflow(*replies: str | ChatMessage, store: CheckpointStore | None = None) -> Workflow:
-    executor = AgentExecutor(releaser(*replies), id="releaser", output_response=True)
-    builder = WorkflowBuilder("release").set_start_executor(executor)
-    if store is not None:
-        builder = builder.with_checkpointing(store)
-    return builder.build()
 
 
 def request_info_calls(response: AgentResponse) -> list[FunctionCallContent]:

@@ -17,49 +17,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentic_core import (
-    AgentExecutor,
-    AgentResponse,
-    ChatAgent,
-    ChatMessage,
-    FileCheckpointStore,
-    FunctionCallContent,
-    ToolApprovalRequest,
-    Workflow,
-    WorkflowBuilder,
-    tool,
-)
-from agentic_core.testing import FunctionChatClient
+from _approval_flows import RAN, reporting_release  # this folder is on sys.path: a script
 
-RAN: list[dict[str, str]] = []
-
-
-@tool(approval_mode="always_require")
-def deploy(service: str, version: str) -> str:
-    """Deploy a service."""
-    RAN.append({"service": service, "version": version})
-    return f"deployed {service} {version}"
-
-
-def model(messages: list[ChatMessage], options: Any) -> str | ChatMessage:
-    del options
-    results = [r for m in messages for r in m.function_results]
-    if results:
-        return f"tool said: {results[-1].result}"
-    call = FunctionCallContent(
-        call_id="c1", name="deploy", arguments={"service": "api", "version": "2.0"}
-    )
-    return ChatMessage.assistant(contents=[call])
-
-
-def release(store: FileCheckpointStore) -> Workflow:
-    agent = ChatAgent(FunctionChatClient(model), name="releaser", tools=[deploy])
-    executor = AgentExecutor(agent, id="releaser", output_response=True)
-    return WorkflowBuilder("release").set_start_executor(executor).with_checkpointing(store).build()
+from agentic_core import AgentResponse, FileCheckpointStore, ToolApprovalRequest
 
 
 async def ask(store: FileCheckpointStore) -> dict[str, Any]:
-    result = await release(store).run("ship api 2.0")
+    result = await reporting_release(store).run("ship api 2.0")
     [pending] = result.pending_requests
     assert isinstance(pending.data, ToolApprovalRequest)
     return {
@@ -74,7 +38,7 @@ async def ask(store: FileCheckpointStore) -> dict[str, Any]:
 async def answer(
     store: FileCheckpointStore, checkpoint_id: str, request_id: str, answer_json: str
 ) -> dict[str, Any]:
-    result = await release(store).run(
+    result = await reporting_release(store).run(
         checkpoint_id=checkpoint_id, responses={request_id: json.loads(answer_json)}
     )
     texts = [o.text for o in result.outputs if isinstance(o, AgentResponse)]
