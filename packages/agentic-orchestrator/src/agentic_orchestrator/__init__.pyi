@@ -36,7 +36,7 @@ from agentic_orchestrator._codegen._validators import (
 )
 from agentic_orchestrator._codegen._validators import TestValidatorExecutor as TestValidatorExecutor
 
-# --- patterns, the DAG Orchestrator, errors
+# --- patterns, the DAG Orchestrator, errors, the OpenAI-compatible endpoint
 from agentic_orchestrator._concurrent import ConcurrentBuilder as ConcurrentBuilder
 from agentic_orchestrator._concurrent import ParticipantResult as ParticipantResult
 from agentic_orchestrator._dag import DagResult as DagResult
@@ -66,6 +66,8 @@ from agentic_orchestrator._magentic_review import (
     MagenticPlanReviewResponse as MagenticPlanReviewResponse,
 )
 from agentic_orchestrator._magentic_review import MagenticProgressLedger as MagenticProgressLedger
+from agentic_orchestrator._openai._app import create_openai_app as create_openai_app
+from agentic_orchestrator._openai._serve import serve_openai as serve_openai
 from agentic_orchestrator._orchestrator import AgentRef as AgentRef
 from agentic_orchestrator._orchestrator import Orchestrator as Orchestrator
 from agentic_orchestrator._payloads import ExecutionMode as ExecutionMode
