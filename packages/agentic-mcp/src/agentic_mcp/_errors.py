@@ -44,3 +44,8 @@ class MCPToolNotAllowedError(MCPClientError):
 
 class MCPClientClosedError(MCPClientError):
     """The client (or the server's connection) was closed before or during the call."""
+
+
+class MCPServeError(MCPClientError, ValueError):
+    """``serve_mcp`` or ``create_mcp_server`` was given something it cannot serve (no target,
+    a target that is no agent or workflow, two tools of one name, an unknown transport)."""

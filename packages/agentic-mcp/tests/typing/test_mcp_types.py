@@ -100,3 +100,23 @@ def test_the_errors_share_one_root() -> None:
     assert issubclass(MCPClientClosedError, MCPClientError)
     assert issubclass(MCPToolError, MCPClientError)
     assert issubclass(MCPClientError, AgenticError)
+
+
+def test_the_server_side_is_built_without_serving() -> None:
+    from mcp.server.lowlevel import Server
+
+    from agentic_core import ChatAgent, ServerGuard
+    from agentic_core.testing import ScriptedChatClient
+    from agentic_mcp import MCPServeError, create_mcp_app, create_mcp_server, serve_mcp
+
+    agent = ChatAgent(ScriptedChatClient(["hi"]), name="helper")
+    server = create_mcp_server([agent], name="typed")
+    assert_type(server, Server[Any])
+    app = create_mcp_app(server, token="a-secret-token")  # noqa: S106 - a fake secret
+    assert_type(app, ServerGuard)
+    assert app.token_required
+    assert "a-secret-token" not in repr(app)
+    assert callable(serve_mcp)
+    with pytest.raises(MCPServeError):
+        create_mcp_server({"bad name!": agent})
+    assert issubclass(MCPServeError, MCPClientError)

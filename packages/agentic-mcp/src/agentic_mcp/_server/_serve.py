@@ -1,0 +1,117 @@
+"""Serving: ``create_mcp_app`` (the SDK's streamable-HTTP app behind core's ``ServerGuard``) and
+``serve_mcp`` (stdio, or that app under uvicorn)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from mcp.server.lowlevel import Server
+from mcp.server.transport_security import TransportSecuritySettings
+
+from agentic_core import ServerGuard
+from agentic_mcp._errors import MCPServeError
+from agentic_mcp._server._server import (
+    DEFAULT_MAX_CONCURRENT_RUNS,
+    DEFAULT_TIMEOUT_S,
+    create_mcp_server,
+)
+from agentic_mcp._server._stdio import serve_stdio
+from agentic_mcp._server._targets import Targets
+
+__all__ = ["create_mcp_app", "serve_mcp"]
+
+DEFAULT_PORT = 8000
+_GRACE_S = 2
+"""How long open event streams may take to close once the server stops."""
+
+
+def create_mcp_app(
+    server: Server[Any],
+    *,
+    token: str | None = None,
+    allowed_hosts: Iterable[str] = (),
+    max_body_bytes: int = ServerGuard.DEFAULT_MAX_BODY_BYTES,
+    path: str = "/mcp",
+) -> ServerGuard:
+    """``server``'s streamable-HTTP ASGI app at ``path``, wrapped in ``ServerGuard``.
+
+    The guard answers only for loopback names, the bound address and ``allowed_hosts``;
+    requires ``Authorization: Bearer <token>`` when a token is set (and refuses to answer on
+    a non-loopback address without one); accepts JSON POSTs only, bodies up to
+    ``max_body_bytes``. Call it once per server: the app's lifespan runs the SDK's session
+    manager (mounted in another app, run that lifespan too).
+    """
+    app = server.streamable_http_app(
+        streamable_http_path=path,
+        # The guard checks Host and Origin (with the allowed hosts); the SDK's own check
+        # would refuse the names the guard lets in on purpose.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        max_request_body_size=max_body_bytes,
+    )
+    return ServerGuard(app, allowed_hosts=allowed_hosts, token=token, max_body_bytes=max_body_bytes)
+
+
+async def serve_mcp(
+    targets: Targets,
+    *,
+    name: str = "agentic",
+    transport: Literal["stdio", "streamable-http"] = "stdio",
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    token: str | None = None,
+    allowed_hosts: Iterable[str] = (),
+    path: str = "/mcp",
+    max_body_bytes: int = ServerGuard.DEFAULT_MAX_BODY_BYTES,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    max_concurrent_runs: int = DEFAULT_MAX_CONCURRENT_RUNS,
+) -> None:
+    """Serve agents and workflows as MCP tools until the client leaves (stdio) or until
+    cancelled (streamable HTTP on ``host``:``port``, path ``path``).
+
+    Each agent is a tool (``message`` in, the reply out, the thread kept per MCP session);
+    each workflow a tool with its start executor's input schema, progress per superstep and
+    elicitation for its requests (see ``create_mcp_server``). Over HTTP the app is guarded
+    (``create_mcp_app``): 127.0.0.1 by default; any other address requires ``token``.
+
+    Raises:
+        MCPServeError: an unknown transport, a port out of range, or targets it cannot serve.
+        ServerGuardError: ``host`` is not loopback and no ``token`` is set.
+    """
+    server = create_mcp_server(
+        targets, name=name, timeout_s=timeout_s, max_concurrent_runs=max_concurrent_runs
+    )
+    if transport == "stdio":
+        await serve_stdio(server)
+        return
+    if transport != "streamable-http":
+        raise MCPServeError(f"unknown transport {transport!r}: use 'stdio' or 'streamable-http'")
+    if not 0 <= port <= 65535:
+        raise MCPServeError(f"port must be 0..65535, got {port}")
+    app = create_mcp_app(
+        server, token=token, allowed_hosts=allowed_hosts, max_body_bytes=max_body_bytes, path=path
+    )
+    app.check_bind(host, option="serve_mcp(token=...)")
+    await _serve_http(app, host, port)
+
+
+async def _serve_http(app: ServerGuard, host: str, port: int) -> None:
+    import uvicorn  # a dependency of the mcp SDK; imported only to serve HTTP
+
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=_GRACE_S,
+    )
+    server = uvicorn.Server(config)
+    serving = asyncio.ensure_future(server.serve())
+    try:
+        await asyncio.shield(serving)
+    except asyncio.CancelledError:
+        server.should_exit = True
+        await serving
+        raise
