@@ -29,6 +29,7 @@ from agentic_core._logging import redact_secrets as redact_secrets
 from agentic_core._memo import BoundedMemo as BoundedMemo
 from agentic_core._redact import redact_url as redact_url
 from agentic_core._redact import redact_urls as redact_urls
+from agentic_core._serve_asgi import serve_asgi as serve_asgi
 from agentic_core._server_guard import ServerGuard as ServerGuard
 from agentic_core._server_guard import ServerGuardError as ServerGuardError
 from agentic_core._telemetry import inject_trace_context as inject_trace_context

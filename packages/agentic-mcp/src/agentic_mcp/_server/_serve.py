@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
 from typing import Any, Literal
 
 from mcp.server.lowlevel import Server
 from mcp.server.transport_security import TransportSecuritySettings
 
-from agentic_core import ServerGuard
+from agentic_core import ServerGuard, serve_asgi
 from agentic_mcp._errors import MCPServeError
 from agentic_mcp._server._server import (
     DEFAULT_MAX_CONCURRENT_RUNS,
@@ -23,8 +22,6 @@ from agentic_mcp._server._targets import Targets
 __all__ = ["create_mcp_app", "serve_mcp"]
 
 DEFAULT_PORT = 8000
-_GRACE_S = 2
-"""How long open event streams may take to close once the server stops."""
 
 
 def create_mcp_app(
@@ -93,25 +90,4 @@ async def serve_mcp(
         server, token=token, allowed_hosts=allowed_hosts, max_body_bytes=max_body_bytes, path=path
     )
     app.check_bind(host, option="serve_mcp(token=...)")
-    await _serve_http(app, host, port)
-
-
-async def _serve_http(app: ServerGuard, host: str, port: int) -> None:
-    import uvicorn  # a dependency of the mcp SDK; imported only to serve HTTP
-
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_level="warning",
-        lifespan="on",
-        timeout_graceful_shutdown=_GRACE_S,
-    )
-    server = uvicorn.Server(config)
-    serving = asyncio.ensure_future(server.serve())
-    try:
-        await asyncio.shield(serving)
-    except asyncio.CancelledError:
-        server.should_exit = True
-        await serving
-        raise
+    await serve_asgi(app, host=host, port=port, lifespan="on")
