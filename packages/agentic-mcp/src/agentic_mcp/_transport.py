@@ -13,8 +13,7 @@ import os
 import sys
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
-from types import TracebackType
-from typing import IO, Any, Self
+from typing import IO, Any
 
 import structlog
 from mcp import StdioServerParameters
@@ -23,19 +22,17 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client  # pyright: ignore[reportPrivateUsage]
 
 from agentic_mcp._config import MCPServerConfig
+from agentic_mcp._read_stream import DelegatingReadStream
 
 _server_log = structlog.get_logger("agentic_mcp.server")
 
 
-class _WatchedReadStream:
+class _WatchedReadStream(DelegatingReadStream):
     """The SDK's read stream, calling ``on_end`` once when it ends (EOF or closed)."""
 
     def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._on_end = on_end
-
-    def __getattr__(self, name: str) -> Any:  # last_context and anything else the SDK reads
-        return getattr(self._inner, name)
 
     async def receive(self) -> Any:
         try:
@@ -44,30 +41,12 @@ class _WatchedReadStream:
             self._on_end()
             raise
 
-    def __aiter__(self) -> Self:
-        return self
-
     async def __anext__(self) -> Any:
         try:
             return await self._inner.__anext__()
         except (StopAsyncIteration, Exception):
             self._on_end()
             raise
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        return await self._inner.__aexit__(exc_type, exc_val, exc_tb)
 
 
 @contextlib.asynccontextmanager

@@ -3,8 +3,7 @@ JSON-RPC message (the SDK drops them silently; JSON-RPC asks for an error with a
 
 from __future__ import annotations
 
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import structlog
 from mcp.server.lowlevel import Server
@@ -13,20 +12,19 @@ from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ValidationError
 
+from agentic_mcp._read_stream import DelegatingReadStream
+
 __all__ = ["serve_stdio"]
 
 _log = structlog.get_logger("agentic_mcp.server")
 
 
-class _AnsweringReadStream:
+class _AnsweringReadStream(DelegatingReadStream):
     """The transport's read stream, answering each unreadable line instead of passing it on."""
 
     def __init__(self, inner: Any, write: Any) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._write = write
-
-    def __getattr__(self, name: str) -> Any:  # anything else the SDK reads
-        return getattr(self._inner, name)
 
     async def receive(self) -> Any:
         while True:
@@ -34,9 +32,6 @@ class _AnsweringReadStream:
             if not isinstance(message, Exception):
                 return message
             await self._answer(message)
-
-    def __aiter__(self) -> Self:
-        return self
 
     async def __anext__(self) -> Any:
         while True:
@@ -57,21 +52,6 @@ class _AnsweringReadStream:
         _log.info("mcp_stdio_bad_line", code=code)
         reply = JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=code, message=text))
         await self._write.send(SessionMessage(reply))
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        return await self._inner.__aexit__(exc_type, exc_val, exc_tb)
 
 
 async def serve_stdio(server: Server[Any]) -> None:
