@@ -43,6 +43,7 @@ async def request(
     chunks: Sequence[bytes] = (),
     server: tuple[str, int | None] | None = LOOPBACK,
     kind: str = "http",
+    path: str = "/api/runs",
 ) -> Exchange:
     """Send one request to ``ServerGuard(app, **guard_options)``; the app reads the whole body
     and answers 200."""
@@ -82,7 +83,7 @@ async def request(
     scope: dict[str, Any] = {
         "type": kind,
         "method": method,
-        "path": "/api/runs",
+        "path": path,
         "headers": raw,
         "server": server,
         "client": ("127.0.0.1", 50000),
@@ -363,6 +364,54 @@ async def test_browser_login_accepts_basic_credentials_with_the_token_as_passwor
     assert wrong.headers["www-authenticate"] == 'Basic realm="agentic"'  # the browser asks
     assert_refused(garbled, 401)
     assert_refused(without_login, 401)
+
+
+CARD = "/.well-known/agent-card.json"
+
+
+async def test_a_get_of_a_public_path_needs_no_token() -> None:
+    options = {"token": TOKEN, "public_paths": [CARD]}
+
+    card = await request(options, path=CARD)
+    head = await request(options, method="HEAD", path=CARD)
+
+    assert card.status == 200
+    assert head.status == 200
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", CARD),  # a write of a public path
+        ("GET", "/"),  # another path
+        ("GET", CARD + "/x"),  # exact paths only
+        ("GET", "/.well-known/agent-card.JSON"),
+    ],
+)
+async def test_everything_else_still_needs_the_token(method: str, path: str) -> None:
+    headers = [("content-type", "application/json")]
+
+    exchange = await request(
+        {"token": TOKEN, "public_paths": [CARD]}, method=method, path=path, headers=headers
+    )
+
+    assert_refused(exchange, 401)
+
+
+async def test_a_public_path_still_passes_the_host_and_origin_checks() -> None:
+    options = {"token": TOKEN, "public_paths": [CARD]}
+
+    foreign = await request(options, path=CARD, host="evil.example")
+    cross_origin = await request(options, path=CARD, headers=[("origin", "https://evil.example")])
+
+    assert_refused(foreign, 421)
+    assert_refused(cross_origin, 403)
+
+
+@pytest.mark.parametrize("path", ["agent-card.json", "/cards/*", "/card?x=1", ""])
+def test_a_public_path_that_is_not_an_exact_path_is_an_error(path: str) -> None:
+    with pytest.raises(ServerGuardError, match="not an exact path"):
+        ServerGuard(_never, public_paths=[path])
 
 
 async def test_a_server_reached_from_another_machine_without_a_token_refuses() -> None:

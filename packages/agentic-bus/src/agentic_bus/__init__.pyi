@@ -1,3 +1,11 @@
+from agentic_bus._a2a._agent import A2AAgent as A2AAgent
+from agentic_bus._a2a._errors import A2AConnectionError as A2AConnectionError
+from agentic_bus._a2a._errors import A2AError as A2AError
+from agentic_bus._a2a._errors import A2AServeError as A2AServeError
+from agentic_bus._a2a._errors import A2ATaskError as A2ATaskError
+from agentic_bus._a2a._errors import A2ATimeoutError as A2ATimeoutError
+from agentic_bus._a2a._serve import A2AApp as A2AApp
+from agentic_bus._a2a._serve import serve_a2a as serve_a2a
 from agentic_bus._agent_proxy import ProxyAgent as ProxyAgent
 from agentic_bus._agent_proxy import RemoteThreadStore as RemoteThreadStore
 from agentic_bus._agent_server import AgentServer as AgentServer

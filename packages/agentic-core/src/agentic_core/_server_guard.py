@@ -36,6 +36,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _LOOPBACK_NAMES = frozenset({"localhost"})
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+_READ_METHODS = frozenset({"GET", "HEAD"})
 _REALM = 'realm="agentic"'
 
 _log = structlog.get_logger("agentic_core.server")
@@ -91,7 +92,9 @@ class ServerGuard:
       ``null`` included, is a 403, for reads as for writes.
     - ``token``: every request must carry ``Authorization: Bearer <token>`` (compared in constant
       time; 401 otherwise). With ``browser_login``, HTTP Basic credentials whose password is the
-      token are accepted too and asked for, so a person's browser can log in.
+      token are accepted too and asked for, so a person's browser can log in. A GET or HEAD of
+      one of ``public_paths`` (exact paths, e.g. an A2A agent card) needs no token; it still
+      passes every other check.
     - ``require_json``: a POST, PUT or PATCH must be ``application/json`` (415): another site's
       page can send a form or ``text/plain`` without asking, never JSON.
     - Bodies over ``max_body_bytes`` (1 MiB by default; None: unbounded): 413, from
@@ -119,6 +122,7 @@ class ServerGuard:
         max_body_bytes: int | None = DEFAULT_MAX_BODY_BYTES,
         require_json: bool = True,
         browser_login: bool = False,
+        public_paths: Iterable[str] = (),
     ) -> None:
         if token is not None and not token.strip():
             raise ServerGuardError("the token is empty: give a secret (or None for no token)")
@@ -129,6 +133,7 @@ class ServerGuard:
         self.max_body_bytes = max_body_bytes
         self.require_json = require_json
         self.browser_login = browser_login
+        self.public_paths: frozenset[str] = frozenset(_public_path(p) for p in public_paths)
         self._token = None if token is None else token.encode()
 
     @property
@@ -197,14 +202,18 @@ class ServerGuard:
         if origin is not None and not _same_origin(origin.decode("latin-1"), host):
             shown = origin.decode("latin-1")[:100]
             raise _RefusalError(403, f"cross-origin request from {shown} refused")
-        if self._token is not None and not self._authorized(headers.get(b"authorization")):
+        method = str(scope.get("method", "GET")).upper()
+        if (
+            self._token is not None
+            and not self._is_public(method, scope)
+            and not self._authorized(headers.get(b"authorization"))
+        ):
             scheme = "Basic" if self.browser_login else "Bearer"
             raise _RefusalError(
                 401,
                 "missing or wrong token: send 'Authorization: Bearer <token>'",
                 [(b"www-authenticate", f"{scheme} {_REALM}".encode())],
             )
-        method = str(scope.get("method", "GET")).upper()
         if self.require_json and method in _BODY_METHODS:
             media_type = headers.get(b"content-type", b"").decode("latin-1")
             media_type = media_type.split(";")[0].strip().lower()
@@ -227,6 +236,14 @@ class ServerGuard:
         return any(
             name == allowed or (allowed.startswith("*.") and name.endswith(allowed[1:]))
             for allowed in self.allowed_hosts
+        )
+
+    def _is_public(self, method: str, scope: Scope) -> bool:
+        """A read of a path served without the token (never a write, never a websocket)."""
+        return (
+            scope["type"] == "http"
+            and method in _READ_METHODS
+            and str(scope.get("path", "")) in self.public_paths
         )
 
     def _authorized(self, authorization: bytes | None) -> bool:
@@ -357,6 +374,16 @@ def _host_pattern(entry: str) -> str:
                 "or '*.example.com' (no scheme, no port)"
             ) from None
     return name
+
+
+def _public_path(path: str) -> str:
+    """A ``public_paths`` entry, checked: an absolute path without query or wildcard."""
+    if not path.startswith("/") or any(c in path for c in "?#*"):
+        raise ServerGuardError(
+            f"public path {path!r} is not an exact path: give paths like "
+            "'/.well-known/agent-card.json' (a leading '/', no query, no wildcard)"
+        )
+    return path
 
 
 async def _answer(send: Send, refusal: _RefusalError) -> None:
