@@ -19,7 +19,7 @@ from agentic_mcp._server._server import (
 from agentic_mcp._server._stdio import serve_stdio
 from agentic_mcp._server._targets import Targets
 
-__all__ = ["create_mcp_app", "serve_mcp"]
+__all__ = ["create_mcp_app", "mcp_asgi_app", "serve_mcp"]
 
 DEFAULT_PORT = 8000
 
@@ -48,6 +48,36 @@ def create_mcp_app(
         max_request_body_size=max_body_bytes,
     )
     return ServerGuard(app, allowed_hosts=allowed_hosts, token=token, max_body_bytes=max_body_bytes)
+
+
+def mcp_asgi_app(
+    targets: Targets,
+    *,
+    token: str | None = None,
+    allowed_hosts: Iterable[str] = (),
+    max_body_bytes: int = ServerGuard.DEFAULT_MAX_BODY_BYTES,
+    path: str = "/mcp",
+    name: str = "agentic",
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    max_concurrent_runs: int = DEFAULT_MAX_CONCURRENT_RUNS,
+) -> ServerGuard:
+    """Agents and workflows as MCP tools over streamable HTTP at ``path``: one guarded ASGI app.
+
+    ``create_mcp_server`` and ``create_mcp_app`` in one call; the ``mcp`` entry of the
+    ``agentic.servers`` entry-point group, through which ``agentic serve`` mounts MCP beside its
+    other protocols without importing this package. The app's lifespan runs the SDK's session
+    manager: whoever mounts it must run that lifespan (``serve_mcp`` does, with uvicorn).
+
+    Raises:
+        MCPServeError: targets it cannot serve, or limits below 1.
+        ServerGuardError: an empty token or an allowed host that is not a host name.
+    """
+    server = create_mcp_server(
+        targets, name=name, timeout_s=timeout_s, max_concurrent_runs=max_concurrent_runs
+    )
+    return create_mcp_app(
+        server, token=token, allowed_hosts=allowed_hosts, max_body_bytes=max_body_bytes, path=path
+    )
 
 
 async def serve_mcp(

@@ -6,11 +6,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import UnionType
 from typing import Any, Literal, Union, cast, get_args, get_origin
 
 from pydantic import TypeAdapter, ValidationError
 
-from agentic_core import Agent, ChatMessage, Workflow
+from agentic_core import Agent, AgentExecutorResponse, ChatMessage, Workflow
 from agentic_mcp._errors import MCPServeError
 
 __all__ = ["ServedTarget", "Targets", "served_targets"]
@@ -126,7 +127,10 @@ def _tool_name(key: str | None, name: str | None, kind: str) -> str:
 
 def _workflow_target(name: str, workflow: Workflow) -> ServedTarget:
     start = workflow.executors[workflow.start_executor_id]
-    types = tuple(t for t in start.input_types if t is not Any)
+    # A pattern's first agent also takes the previous agent's response (how agents chain
+    # inside a graph); no caller from outside sends one, so it is not part of the tool.
+    types = tuple(t for t in _flat(start.input_types) if t is not Any)
+    types = tuple(t for t in types if t is not AgentExecutorResponse) or types
     description = getattr(workflow, "description", None) or f"Run the workflow {workflow.name!r}."
     if not types or all(_is_chat_input(t) for t in types):
         return ServedTarget(
@@ -168,6 +172,17 @@ def _workflow_target(name: str, workflow: Workflow) -> ServedTarget:
         input_form="wrapped",
         adapter=adapter,
     )
+
+
+def _flat(types: Sequence[Any]) -> tuple[Any, ...]:
+    """``types`` with each union spread into its members (``str | ChatMessage`` is two)."""
+    flat: list[Any] = []
+    for tp in types:
+        if get_origin(tp) in (Union, UnionType):
+            flat.extend(_flat(get_args(tp)))
+        elif tp not in flat:
+            flat.append(tp)
+    return tuple(flat)
 
 
 def _is_chat_input(tp: Any) -> bool:

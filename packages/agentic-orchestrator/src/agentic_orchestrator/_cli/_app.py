@@ -1,4 +1,5 @@
-"""The ``agentic`` command: demo, run, graph, runs, plus subcommands other packages add."""
+"""The ``agentic`` command: demo, run, graph, runs, viewer, serve, plus subcommands other
+packages add."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from contextlib import contextmanager
 from enum import StrEnum
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 from rich.console import Console
@@ -27,6 +28,13 @@ from agentic_orchestrator._cli._run import (
     run_config,
 )
 from agentic_orchestrator._cli._runs import list_runs, run_details, show_run, show_runs
+from agentic_orchestrator._cli._serve._protocols import ProtocolName
+from agentic_orchestrator._cli._serve_command import (
+    DEFAULT_PORT,
+    ServeOptions,
+    serve_config,
+)
+from agentic_orchestrator._cli._serve_command import TOKEN_VARIABLE as SERVE_TOKEN_VARIABLE
 from agentic_orchestrator._cli._viewer_command import TOKEN_VARIABLE, ViewerOptions, serve_viewer
 
 __all__ = ["app", "main"]
@@ -289,6 +297,75 @@ def viewer(
     raise typer.Exit(0 if code == _INTERRUPTED else code)
 
 
+@app.command()
+def serve(
+    config: Annotated[Path, typer.Argument(help="The run's TOML file (agents, models, pattern).")],
+    a2a: Annotated[
+        bool, typer.Option("--a2a", help="Serve A2A at /a2a (needs the a2a extra of agentic-bus).")
+    ] = False,
+    mcp: Annotated[
+        bool, typer.Option("--mcp", help="Serve MCP (streamable HTTP) at /mcp (needs agentic-mcp).")
+    ] = False,
+    openai: Annotated[
+        bool, typer.Option("--openai", help="Serve the OpenAI-compatible endpoint at /v1.")
+    ] = False,
+    ui: Annotated[bool, typer.Option("--ui", help="Serve the run viewer at /ui/ too.")] = False,
+    state: Annotated[
+        str | None,
+        typer.Option(metavar="URL", help="Keep A2A task state in redis://... or nats://..."),
+    ] = None,
+    host: Annotated[
+        str, typer.Option(help="Address to serve on (other than loopback: needs a token).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to serve on.")] = DEFAULT_PORT,
+    token_env: Annotated[
+        str | None,
+        typer.Option(
+            metavar="VAR",
+            help="The environment variable holding the bearer token requests must carry "
+            f"(default: {SERVE_TOKEN_VARIABLE}, if set).",
+        ),
+    ] = None,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NAME",
+            help="A host name to answer for besides loopback ones, e.g. behind a proxy "
+            "(repeatable; *.example.com for subdomains).",
+        ),
+    ] = None,
+    max_body_bytes: Annotated[
+        int,
+        typer.Option(metavar="BYTES", min=1, help="The largest request body accepted."),
+    ] = ServerGuard.DEFAULT_MAX_BODY_BYTES,
+    model: Annotated[
+        str | None,
+        typer.Option(help="Use this model for every agent (a spec, or python:MODULE:FACTORY)."),
+    ] = None,
+) -> None:
+    """Serve CONFIG's pattern and agents over OpenAI (/v1), MCP (/mcp) and A2A (/a2a).
+
+    With no protocol flag, every installed protocol is served.
+    """
+    chosen = [name for name, on in (("openai", openai), ("mcp", mcp), ("a2a", a2a)) if on]
+    options = ServeOptions(
+        config=config,
+        protocols=cast("list[ProtocolName]", chosen),
+        ui=ui,
+        state=state,
+        host=host,
+        port=port,
+        allowed_hosts=list(allow_host or []),
+        max_body_bytes=max_body_bytes,
+        token_env=token_env,
+        model=model,
+    )
+    with _reported():
+        # Ctrl-C is the way to stop it: a clean exit (0), not an interruption.
+        code = _run_async(serve_config(options, _errors()), hint=lambda: "agentic serve: stopped")
+    raise typer.Exit(0 if code == _INTERRUPTED else code)
+
+
 def _plugin_command(name: str) -> Callable[[typer.Context], None]:
     def command(ctx: typer.Context) -> None:
         with _reported():
@@ -300,7 +377,7 @@ def _plugin_command(name: str) -> Callable[[typer.Context], None]:
 
 
 def _add_plugin_commands() -> None:
-    taken = {"demo", "run", "graph", "runs", "viewer"}
+    taken = {"demo", "run", "graph", "runs", "viewer", "serve"}
     for name in command_names():
         if name in taken:
             continue  # a package cannot replace a built-in command

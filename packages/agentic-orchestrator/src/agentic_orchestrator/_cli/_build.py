@@ -44,7 +44,7 @@ from agentic_orchestrator._selectors import llm_selector, round_robin_selector, 
 from agentic_orchestrator._sequential import SequentialBuilder
 from agentic_orchestrator._terminations import keyword_termination
 
-__all__ = ["ModelPool", "build_workflow"]
+__all__ = ["ModelPool", "build_agents", "build_workflow"]
 
 ToolLike = Tool | Callable[..., Any]
 
@@ -222,3 +222,16 @@ def _tools(
             raise loaded.error(path, f"{spec} is neither a Tool nor a function")
         tools.append(found)
     return tools
+
+
+def build_agents(
+    loaded: LoadedConfig,
+    models: ModelPool,
+    mcp_tools: Mapping[str, Sequence[Tool]] | None = None,
+) -> dict[str, ChatAgent]:
+    """Each ``[[agents]]`` table as a ``ChatAgent`` of its own, outside any pattern (its model,
+    instructions and tools): what ``agentic serve`` serves beside the pattern's workflow."""
+    return {
+        agent.name: _agent(loaded, index, agent, models, mcp_tools or {})
+        for index, agent in enumerate(loaded.config.agents)
+    }

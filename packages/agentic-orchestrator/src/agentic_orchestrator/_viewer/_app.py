@@ -5,7 +5,9 @@ Routes (the browser's contract): ``GET /`` and ``GET /runs/{id}`` (pages), ``/st
 ``GET /api/runs/{id}/stream`` (server-sent ``run`` events: the whole view, at connect and after
 every change; closed after a finished run's last view) and ``POST /api/runs/{id}/responses``.
 Errors are JSON ``{"error": "..."}`` with the status each ``ViewerError`` carries; anything
-unexpected is a bare 500 (details go to the log, never to the client).
+unexpected is a bare 500 (details go to the log, never to the client). Mounted under a path
+(``root_path``, as ``agentic serve --ui`` mounts it at ``/ui``), the pages' links and the
+script's requests go under that path.
 
 Hosts, origins, JSON-only writes, body size and the token are checked before this app runs,
 by the ``ServerGuard`` that ``RunViewer.app`` wraps it in.
@@ -13,6 +15,7 @@ by the ``ServerGuard`` that ``RunViewer.app`` wraps it in.
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,7 +26,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -80,14 +83,27 @@ async def _json_body(request: Request) -> dict[str, Any]:
     return cast("dict[str, Any]", body)
 
 
+def _page(request: Request, name: str) -> Response:
+    """A page as it is, or, for a viewer mounted under a path (``root_path``, e.g. ``/ui`` in
+    ``agentic serve --ui``), with its links under that path and the path on ``<body data-base>``
+    for the script's requests."""
+    root = str(request.scope.get("root_path", "")).rstrip("/")
+    if not root:
+        return FileResponse(STATIC_DIR / name)
+    base = html.escape(root, quote=True)
+    text = (STATIC_DIR / name).read_text(encoding="utf-8")
+    text = text.replace('href="/', f'href="{base}/').replace('src="/', f'src="{base}/')
+    return HTMLResponse(text.replace("<body ", f'<body data-base="{base}" ', 1))
+
+
 def create_app(viewer: RunViewer) -> Starlette:
     """The ASGI app serving ``viewer``."""
 
-    async def index(_: Request) -> Response:
-        return FileResponse(STATIC_DIR / "index.html")
+    async def index(request: Request) -> Response:
+        return _page(request, "index.html")
 
-    async def run_page(_: Request) -> Response:
-        return FileResponse(STATIC_DIR / "run.html")
+    async def run_page(request: Request) -> Response:
+        return _page(request, "run.html")
 
     async def list_runs(_: Request) -> Response:
         return Response((await viewer.list_runs()).model_dump_json(), media_type="application/json")

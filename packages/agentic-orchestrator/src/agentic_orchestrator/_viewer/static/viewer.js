@@ -7,6 +7,9 @@
 
 const STATUSES = ["completed", "running", "retrying", "failed", "pending"];
 const FINISHED = new Set(["completed", "failed"]);
+// The path the viewer is mounted under ("" at the root; "/ui" in `agentic serve --ui`), set by
+// the server on <body data-base>: every URL below starts with it.
+const BASE = document.body.dataset.base || "";
 
 // ---- small DOM helpers ---------------------------------------------------------------------
 
@@ -70,7 +73,7 @@ async function api(path, options = {}) {
     init.headers = { ...init.headers, "Content-Type": "application/json" };
     init.body = JSON.stringify(options.body);
   }
-  const response = await fetch(path, init);
+  const response = await fetch(BASE + path, init);
   let payload = null;
   try {
     payload = await response.json();
@@ -109,7 +112,7 @@ async function refreshRuns() {
 }
 
 function runRow(run) {
-  const href = `/runs/${encodeURIComponent(run.run_id)}`;
+  const href = `${BASE}/runs/${encodeURIComponent(run.run_id)}`;
   return el("tr", { "data-run-id": run.run_id, "data-status": run.status },
     el("td", {}, el("a", { href, class: "mono", text: run.run_id })),
     el("td", { text: run.workflow_name || run.workflow_id || "" }),
@@ -146,7 +149,7 @@ async function setUpStartForm() {
       const { run_id: runId } = await api("/api/runs", {
         method: "POST", body: { workflow: select.value, message },
       });
-      window.location.href = `/runs/${encodeURIComponent(runId)}`;
+      window.location.href = `${BASE}/runs/${encodeURIComponent(runId)}`;
     } catch (error) {
       showError(errorNode, error.message);
     }
@@ -549,7 +552,7 @@ function connectStream() {
   if (state.stream) state.stream.close();
   state.ended = false;
   setLive("connecting", "connecting");
-  const source = new EventSource(`/api/runs/${encodeURIComponent(state.runId)}/stream`);
+  const source = new EventSource(`${BASE}/api/runs/${encodeURIComponent(state.runId)}/stream`);
   state.stream = source;
   source.addEventListener("open", () => {
     state.retryMs = 1000;
