@@ -25,9 +25,10 @@ The scenario (benches/_agent_scenario.py): a 10-turn conversation on one thread,
 
 Method: one warm-up run per case, then a timed run calibrates how many runs make a round last
 ``--target-s``; every round builds its runs first (untimed, fresh client, agent and thread each),
-runs ``gc.collect()``, then times them. Rounds interleave the cases, so the agent and model-alone
-samples of one round pair up. The table shows medians over rounds (the cyclic GC stays enabled),
-the spread (max - min) / median, and ratios of the same process. Every implementation's final
+runs ``gc.collect()``, then times them. Every round times every case once, in turn (ours, then
+MAF: load on the shared machine hits both alike), so the agent and model-alone samples of one
+round pair up. The table shows medians and min-max over rounds (the cyclic GC stays enabled),
+and MAF / ours ratios computed per round, then their median (min-max). Every implementation's final
 texts and tool results are checked against the expected ones (so both frameworks computed the
 same). ``--profile IMPL`` prints a pyinstrument profile of the 10-turn conversation instead.
 """
@@ -57,7 +58,7 @@ from _agent_scenario import (
     question,
     script,
 )
-from _common import calibrate, fmt, run_probe, spread, time_round
+from _common import alternate, alternate_sync, calibrate, fmt, per_round, run_probe, time_round
 
 OURS, MAF = "agentic_core", "agent_framework"
 TURN_TARGET_US = 200.0
@@ -304,10 +305,7 @@ async def timed_cases(args: argparse.Namespace, peers: bool) -> dict[str, Case]:
         calls = list(client.calls)
         await add("maf/task/model", 1, maf_model_alone(calls, 1), lambda _: None)
 
-    for number in range(args.rounds):
-        print(f"  ... round {number + 1}/{args.rounds}", file=sys.stderr, flush=True)
-        for case in cases.values():
-            await time_round(case)
+    await alternate(list(cases.values()), args.rounds, time_round)  # every case once per round
     return cases
 
 
@@ -322,16 +320,24 @@ def memory_results(rounds: int, peers: bool) -> dict[str, dict[str, float]]:
     subjects = ["floor", OURS, f"{OURS}:plain"]
     if peers:
         subjects += [MAF, f"{MAF}:plain"]
-    results: dict[str, dict[str, float]] = {}
-    for subject in subjects:
-        print(f"  ... memory {subject}", file=sys.stderr, flush=True)
+    samples: dict[str, list[dict[str, float]]] = {subject: [] for subject in subjects}
+    failed: set[str] = set()
+
+    def one(subject: str) -> None:  # the subjects alternate: one process each per round
+        if subject in failed:
+            return
         try:
-            samples = [run_probe(probe, subject, str(MEMORY_AGENTS)) for _ in range(rounds)]
+            samples[subject].append(run_probe(probe, subject, str(MEMORY_AGENTS)))
         except subprocess.CalledProcessError as exc:
             print(f"memory {subject}: probe failed; rows skipped\n{exc.stderr}", file=sys.stderr)
-            continue
-        results[subject] = {key: statistics.median(s[key] for s in samples) for key in samples[0]}
-    return results
+            failed.add(subject)
+
+    alternate_sync(subjects, rounds, one, label="memory round")
+    return {
+        subject: {key: statistics.median(s[key] for s in got) for key in got[0]}
+        for subject, got in samples.items()
+        if got and subject not in failed
+    }
 
 
 # --------------------------------------------------------------------------------------------
@@ -342,10 +348,10 @@ def memory_results(rounds: int, peers: bool) -> dict[str, dict[str, float]]:
 class Row:
     measure: str
     impl: str
-    value: float
+    value: float  # the median
     unit: str
-    spread: str = ""
-    vs: str = ""  # peer / ours
+    range: str = ""  # min-max over rounds
+    vs: str = ""  # peer / ours, per round: median (min-max)
     target: str = ""
     verdict: str = ""
     note: str = ""
@@ -360,9 +366,16 @@ def timing_rows(cases: dict[str, Case]) -> list[Row]:
     paired = "agent + model minus model alone, paired per round"
     in_thread = "the tool runs in a worker thread (asyncio.to_thread)"
 
+    samples: dict[int, list[float]] = {}  # id(row) -> its per-round values
+
     def add(measure: str, impl: str, values: list[float], unit: str, note: str = "") -> Row:
-        rows.append(Row(measure, impl, statistics.median(values), unit, spread(values), note=note))
-        return rows[-1]
+        low, high = fmt(min(values)), fmt(max(values))
+        between = "-" if min(values) >= 0 else " to "
+        row = Row(measure, impl, statistics.median(values), unit, f"{low}{between}{high}")
+        row.note = note
+        rows.append(row)
+        samples[id(row)] = values
+        return row
 
     def gross(measure: str, impl: str, key: str, unit: str, note: str) -> Row:
         runs = f"{len(cases[key].samples)} x {cases[key].reps} runs"
@@ -373,8 +386,9 @@ def timing_rows(cases: dict[str, Case]) -> list[Row]:
         return add(measure, impl, values, unit, note)
 
     def versus(row: Row, ours: Row) -> float:
-        ratio = row.value / ours.value
-        row.vs = f"{ratio:.1f}"
+        ratios = per_round(samples[id(row)], samples[id(ours)])
+        ratio = statistics.median(ratios)
+        row.vs = f"{ratio:.1f} ({min(ratios):.1f}-{max(ratios):.1f})"
         return ratio
 
     peers = "maf/turn/agent" in cases
@@ -470,8 +484,8 @@ def memory_rows(results: dict[str, dict[str, float]]) -> list[Row]:
 
 def print_table(rows: list[Row], args: argparse.Namespace) -> None:
     head = (
-        f"{'measure':<34} {'implementation':<16} {'median':>8} {'unit':<9} {'spread':>6} "
-        f"{'peer/ours':>9}  {'target':<13} {'verdict':<7}  note"
+        f"{'measure':<34} {'implementation':<16} {'median':>8} {'unit':<9} {'min-max':>13} "
+        f"{'peer/ours':>15}  {'target':<13} {'verdict':<7}  note"
     )
     print(head)
     print("-" * len(head))
@@ -483,14 +497,16 @@ def print_table(rows: list[Row], args: argparse.Namespace) -> None:
         previous = group
         print(
             f"{row.measure:<34} {row.impl:<16} {fmt(row.value):>8} {row.unit:<9} "
-            f"{row.spread:>6} {row.vs:>9}  {row.target:<13} {row.verdict:<7}  {row.note}"
+            f"{row.range:>13} {row.vs:>15}  {row.target:<13} {row.verdict:<7}  {row.note}"
         )
     print(
-        f"\nTimes: medians of {args.rounds} interleaved rounds after a warm-up (about "
+        f"\nTimes: medians and min-max of {args.rounds} rounds after a warm-up, every case once "
+        "per round, in turn (ours, then MAF: load hits both alike) (about "
         f"{args.target_s:g} s of runs per case per round); memory: medians of "
         f"{args.memory_rounds} fresh processes (VmRSS from /proc/self/status; kB = 1,000 bytes). "
         "'agent overhead' = agent + model minus the scripted model alone (the model excluded); "
-        "targets apply to it. peer/ours = MAF's figure / agentic_core's (above 1: ours is lower). "
+        "targets apply to it. peer/ours = MAF's figure / agentic_core's, per round, then the "
+        "median (min-max) (above 1: ours is lower). "
         "Every implementation computed the expected final texts and tool results (checked every "
         "round). kB/agent is an RSS delta: memory freed earlier in the probe is reused first, so "
         "it can read low by about 1 kB."
@@ -540,7 +556,7 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=5, help="timed rounds (default 5)")
     parser.add_argument(
-        "--memory-rounds", type=int, default=3, help="fresh processes per memory probe (default 3)"
+        "--memory-rounds", type=int, default=5, help="fresh processes per memory probe (default 5)"
     )
     parser.add_argument(
         "--target-s", type=float, default=0.2, help="seconds per case per round (default 0.2)"

@@ -15,16 +15,25 @@ tasks, a worker pulls, decodes, runs, stores the result, the coordinator receive
 it); the engine's own planning and routing, the same for every runtime, stay outside. The
 whole ``workflow.run`` is timed too (the "local vs distributed" table).
 
+Alternation. Every setup below is up for the whole measurement: the raw worker, and the bus
+workers of each worker count on a pool of their own (``--build w1``, ``w2``, ``w4``, and
+``quiet``; a ``NatsRuntime(build=...)`` per pool). After one warm-up run each, every round runs
+every setup once, in turn (LocalRuntime, SerializingRuntime, the floors, NatsRuntime with 1, 2
+and 4 workers, then each fan-out: local, 1, 2, 4 workers), so load on the shared machine hits
+them alike. Figures are medians with min-max over rounds; ratios, speed-ups and overheads are
+computed round by round (a setup against the other of the same round), then summarised.
+
 1. Per-task overhead. ``entry -> tick``, where ``tick`` sends n - 1 to itself: ``--steps`` + 1
    sequential one-task supersteps of a no-op per run (superstep 0, ``entry``, which also looks
-   for results of a resumed run, is left out), ``--rounds`` runs after a warm-up run. Each
-   sample is one superstep's ``execute`` time; the median and p99 are over all samples. The
-   overhead is the distributed median (and p99) minus the median of the same superstep on
-   ``LocalRuntime`` (a few µs). Floors measured in the same run, with one bare-nats-py worker
-   process (``_distributed_graphs.py raw-worker``): a core request/reply round trip, and
-   the prototype's protocol without the framework (``js.publish`` a task with a
-   ``Nats-Msg-Id``; the worker pulls one, stores the result with "expected last subject
-   sequence 0", acks; the coordinator has it from a core subscription: research note §4.2).
+   for results of a resumed run, is left out), one run per round. Each sample is one
+   superstep's ``execute`` time; a round's figure is its median, p99 is over all samples. The
+   overhead is the distributed median minus LocalRuntime's median of the same round (a few
+   µs); its p99, the distributed p99 minus LocalRuntime's median. Floors measured in the same
+   rounds, with one bare-nats-py worker process (``_distributed_graphs.py raw-worker``): a core
+   request/reply round trip, and the prototype's protocol without the framework (``js.publish``
+   a task with a ``Nats-Msg-Id``; the worker pulls one, stores the result with "expected last
+   subject sequence 0", acks; the coordinator has it from a core subscription: research note
+   §4.2).
    ``SerializingRuntime`` (a JSON round trip of the invocation and result, no network) shows
    the encoding's share. Target (bus issue): median <= 2 ms, p99 <= 5 ms (the prototype: 1.3
    ms, p99 3.7-4.2 ms). The verdicts are printed, never asserted: 2 shared cores are noisy.
@@ -41,8 +50,8 @@ whole ``workflow.run`` is timed too (the "local vs distributed" table).
    (``asyncio.sleep(0.05)``, like an LLM call: the workers' slots bound it, so the tasks run in
    waves of workers x 8 and the ideal is width / (waves x 50 ms); it must scale near-linearly:
    >= 80 % of that ideal with every worker count is the printed verdict). Tasks/s is the width
-   over the superstep's ``execute`` time, median of ``--rounds`` after a warm-up; the speed-up
-   is against 1 worker in the same run. ``local`` is the same superstep on ``LocalRuntime``
+   over the superstep's ``execute`` time, median (min-max) of ``--rounds`` rounds; the speed-up
+   is against 1 worker in the same round. ``local`` is the same superstep on ``LocalRuntime``
    (all tasks as asyncio tasks of this process).
 
 3. Local vs distributed. The same runs as 1 and 2, timed whole (``workflow.run``, median ms):
@@ -53,6 +62,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import math
 import os
@@ -75,7 +85,7 @@ REPO_ROOT = BENCHES.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 import nats  # noqa: E402
-from _common import fmt, spread  # noqa: E402
+from _common import alternate, fmt, ratio_summary, summary  # noqa: E402
 from _distributed_graphs import (  # noqa: E402
     RAW_ECHO,
     RAW_RESULT,
@@ -141,10 +151,11 @@ class Loop:
 
     steps_ms: list[float] = field(default_factory=list[float])
     medians: list[float] = field(default_factory=list[float])
-    """The median of each run's samples."""
+    """The median of each round's samples."""
     runs_ms: list[float] = field(default_factory=list[float])
-    cpu_us: dict[str, float] = field(default_factory=dict[str, float])
-    """CPU µs per task of each group of processes (``CPU_GROUPS``), over the timed runs."""
+    cpu_s: dict[str, float] = field(default_factory=lambda: dict.fromkeys(CPU_GROUPS, 0.0))
+    """CPU seconds of each group of processes (``CPU_GROUPS``) over the timed rounds."""
+    tasks: int = 0
 
     def add_run(self, samples: list[float], run_ms: float) -> None:
         self.steps_ms.extend(samples)
@@ -159,39 +170,107 @@ class Loop:
     def p99(self) -> float:
         return p99(self.steps_ms)
 
+    @property
+    def cpu_us(self) -> dict[str, float]:
+        """CPU µs per task of each group over the timed rounds."""
+        return {name: seconds / self.tasks * 1e6 for name, seconds in self.cpu_s.items()}
+
 
 @dataclass
 class Fanout:
-    """Tasks/s of the wide superstep and whole-run walls (ms) of one setup."""
+    """Tasks/s of the wide superstep and whole-run walls (ms) of one setup, per round."""
 
     tasks_per_s: list[float] = field(default_factory=list[float])
     runs_ms: list[float] = field(default_factory=list[float])
     outputs: list[Any] = field(default_factory=list[Any])
 
 
-async def time_loop(
-    workflow: Workflow, runtime: Runtime, rounds: int, steps: int, pids: Pids
-) -> Loop:
-    """``rounds`` runs of ``steps`` + 1 sequential one-task supersteps, after a warm-up run."""
-    timed = TimedRuntime(runtime)
-    await workflow.run(WARM_STEPS, runtime=timed)
-    loop = Loop()
-    meter = CpuMeter(pids())
-    tasks = 0
-    for _ in range(rounds):
-        timed.calls.clear()
+Pids = dict[str, list[int]]
+"""The PIDs of each group of processes (``CPU_GROUPS``) a case runs on."""
+
+
+class Case:
+    """One side of the comparison: a warm-up, then one sample per ``run_round`` call."""
+
+    async def warm_up(self) -> None:
+        raise NotImplementedError
+
+    async def run_round(self) -> None:
+        raise NotImplementedError
+
+
+class LoopCase(Case):
+    """``steps`` + 1 sequential one-task supersteps of ``workflow`` on ``runtime`` per round."""
+
+    def __init__(self, workflow: Workflow, runtime: Runtime, steps: int, pids: Pids) -> None:
+        self.workflow, self.timed, self.steps, self.pids = (
+            workflow,
+            TimedRuntime(runtime),
+            steps,
+            pids,
+        )
+        self.loop = Loop()
+
+    async def warm_up(self) -> None:
+        await self.workflow.run(WARM_STEPS, runtime=self.timed)
+
+    async def run_round(self) -> None:
+        self.timed.calls.clear()
+        meter = CpuMeter(self.pids)
         started = time.perf_counter()
-        result = await workflow.run(steps, runtime=timed)
+        result = await self.workflow.run(self.steps, runtime=self.timed)
         run_ms = (time.perf_counter() - started) * 1e3
+        meter.add_to(self.loop.cpu_s)
         assert result.outputs == [0], result.outputs
-        loop.add_run([s * 1e3 for step, n, s in timed.calls if step > 0 and n == 1], run_ms)
-        tasks += len(timed.calls)
-    loop.cpu_us = meter.per_task(tasks)
-    return loop
+        calls = self.timed.calls
+        self.loop.add_run([s * 1e3 for step, n, s in calls if step > 0 and n == 1], run_ms)
+        self.loop.tasks += len(calls)
 
 
-Pids = Callable[[], dict[str, list[int]]]
-"""The PIDs of each group of processes (``CPU_GROUPS``) at the time of the call."""
+class FloorCase(Case):
+    """``steps`` calls of a bare nats-py ``call`` per round, each timed."""
+
+    def __init__(self, call: Callable[[], Awaitable[None]], steps: int, pids: Pids) -> None:
+        self.call, self.steps, self.pids = call, steps, pids
+        self.loop = Loop()
+
+    async def warm_up(self) -> None:
+        for _ in range(WARM_STEPS):
+            await self.call()
+
+    async def run_round(self) -> None:
+        samples: list[float] = []
+        meter = CpuMeter(self.pids)
+        started_run = time.perf_counter()
+        for _ in range(self.steps):
+            started = time.perf_counter()
+            await self.call()
+            samples.append((time.perf_counter() - started) * 1e3)
+        self.loop.add_run(samples, (time.perf_counter() - started_run) * 1e3)
+        meter.add_to(self.loop.cpu_s)
+        self.loop.tasks += self.steps
+
+
+class FanoutCase(Case):
+    """One ``job.width``-task superstep of ``workflow`` on ``runtime`` per round."""
+
+    def __init__(self, workflow: Workflow, runtime: Runtime, job: Job) -> None:
+        self.workflow, self.timed, self.job = workflow, TimedRuntime(runtime), job
+        self.fanout = Fanout()
+
+    async def warm_up(self) -> None:
+        small = self.job.model_copy(update={"width": min(self.job.width, 32)})
+        await self.workflow.run(small, runtime=self.timed)
+
+    async def run_round(self) -> None:
+        self.timed.calls.clear()
+        started = time.perf_counter()
+        result = await self.workflow.run(self.job, runtime=self.timed)
+        self.fanout.runs_ms.append((time.perf_counter() - started) * 1e3)
+        assert sorted(result.outputs) == list(range(self.job.width)), result.outputs
+        self.fanout.outputs = result.outputs
+        (seconds,) = [s for _, n, s in self.timed.calls if n == self.job.width]
+        self.fanout.tasks_per_s.append(self.job.width / seconds)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -203,36 +282,20 @@ def cpu_seconds(pid: int) -> float:
 
 
 class CpuMeter:
-    """CPU time each group of processes uses from its creation to ``per_task``."""
+    """CPU time each group of processes uses from the meter's creation to ``add_to``."""
 
-    def __init__(self, groups: dict[str, list[int]]) -> None:
+    def __init__(self, groups: Pids) -> None:
         self.groups = groups
         self.start = self._read()
 
     def _read(self) -> dict[str, float]:
         return {name: sum(map(cpu_seconds, pids)) for name, pids in self.groups.items()}
 
-    def per_task(self, tasks: int) -> dict[str, float]:
-        """µs of CPU per task of each group since the meter was made."""
+    def add_to(self, totals: dict[str, float]) -> None:
+        """Add each group's CPU seconds since the meter was made to ``totals``."""
         end = self._read()
-        return {name: (end[name] - self.start[name]) / tasks * 1e6 for name in self.groups}
-
-
-async def time_fanout(workflow: Workflow, runtime: Runtime, job: Job, rounds: int) -> Fanout:
-    """``rounds`` runs of one ``job.width``-task superstep, after a smaller warm-up run."""
-    timed = TimedRuntime(runtime)
-    await workflow.run(job.model_copy(update={"width": min(job.width, 32)}), runtime=timed)
-    fanout = Fanout()
-    for _ in range(rounds):
-        timed.calls.clear()
-        started = time.perf_counter()
-        result = await workflow.run(job, runtime=timed)
-        fanout.runs_ms.append((time.perf_counter() - started) * 1e3)
-        assert sorted(result.outputs) == list(range(job.width)), result.outputs
-        fanout.outputs = result.outputs
-        (seconds,) = [s for _, n, s in timed.calls if n == job.width]
-        fanout.tasks_per_s.append(job.width / seconds)
-    return fanout
+        for name in self.groups:
+            totals[name] += end[name] - self.start[name]
 
 
 def calibrate_burn(target_ms: float) -> int:
@@ -305,10 +368,13 @@ class Processes:
             proc.wait_ready()
         return started
 
-    def workers(self, url: str, n: int, factory: str = "_distributed_graphs:build") -> None:
+    def workers(
+        self, url: str, n: int, factory: str = "_distributed_graphs:build", *, build_id: str
+    ) -> list[Process]:
+        """``n`` worker processes on the pool of ``build_id`` (``NatsRuntime(build=...)``)."""
         argv = [sys.executable, "-m", "agentic_bus", "worker", factory, "--nats", url,
-                "--slots", str(SLOTS)]  # fmt: skip
-        self.start(argv, n)
+                "--slots", str(SLOTS), "--build", build_id]  # fmt: skip
+        return self.start(argv, n)
 
     def stop(self, procs: list[Process] | None = None) -> None:
         """Stop ``procs`` (default: all), each by its PID, all at once."""
@@ -323,58 +389,33 @@ class Processes:
 # -- floors: the bare wire ------------------------------------------------------------------------
 
 
-async def floors(
-    url: str, procs: Processes, rounds: int, steps: int, pids: Pids
-) -> tuple[Loop, Loop]:
-    """Core request/reply and the bare JetStream task -> result path, one raw worker."""
-    raw = procs.start([sys.executable, str(BENCHES / "_distributed_graphs.py"), "raw-worker", url])
-    client = await nats.connect(url, name="bench raw coordinator")  # pyright: ignore[reportUnknownMemberType]
-    try:
-        js = client.jetstream()  # pyright: ignore[reportUnknownMemberType]
-        waiting: dict[str, asyncio.Future[None]] = {}
+async def floor_cases(client: Any, steps: int, pids: Pids) -> tuple[FloorCase, FloorCase]:
+    """Core request/reply and the bare JetStream task -> result path, on one raw worker."""
+    js = client.jetstream()
+    waiting: dict[str, asyncio.Future[None]] = {}
 
-        async def on_result(msg: Msg) -> None:
-            future = waiting.pop(msg.subject.rsplit(".", 1)[1], None)
-            if future is not None and not future.done():
-                future.set_result(None)
+    async def on_result(msg: Msg) -> None:
+        future = waiting.pop(msg.subject.rsplit(".", 1)[1], None)
+        if future is not None and not future.done():
+            future.set_result(None)
 
-        await client.subscribe(f"{RAW_RESULT}.>", cb=on_result)  # pyright: ignore[reportUnknownMemberType]
-        payload = b"x" * 400  # about the size of a tick's task message
-        prefix = uuid.uuid4().hex[:12]
+    await client.subscribe(f"{RAW_RESULT}.>", cb=on_result)
+    payload = b"x" * 400  # about the size of a tick's task message
+    prefix = uuid.uuid4().hex[:12]
 
-        task_ids = (f"{prefix}-{i}" for i in itertools.count())  # never twice: Nats-Msg-Id
+    task_ids = (f"{prefix}-{i}" for i in itertools.count())  # never twice: Nats-Msg-Id
 
-        async def round_trip() -> None:
-            await client.request(RAW_ECHO, payload, timeout=5)
+    async def round_trip() -> None:
+        await client.request(RAW_ECHO, payload, timeout=5)
 
-        async def task() -> None:
-            task_id = next(task_ids)
-            future = asyncio.get_running_loop().create_future()
-            waiting[task_id] = future
-            await js.publish(f"{RAW_TASK}.{task_id}", payload, headers={"Nats-Msg-Id": task_id})
-            await asyncio.wait_for(future, timeout=10)
+    async def task() -> None:
+        task_id = next(task_ids)
+        future = asyncio.get_running_loop().create_future()
+        waiting[task_id] = future
+        await js.publish(f"{RAW_TASK}.{task_id}", payload, headers={"Nats-Msg-Id": task_id})
+        await asyncio.wait_for(future, timeout=10)
 
-        calls: list[Callable[[], Awaitable[None]]] = [round_trip, task]
-        results: list[Loop] = []
-        for call in calls:
-            loop = Loop()
-            for _ in range(WARM_STEPS):
-                await call()
-            meter = CpuMeter(pids())
-            for _ in range(rounds):
-                samples: list[float] = []
-                started_run = time.perf_counter()
-                for _ in range(steps):
-                    started = time.perf_counter()
-                    await call()
-                    samples.append((time.perf_counter() - started) * 1e3)
-                loop.add_run(samples, (time.perf_counter() - started_run) * 1e3)
-            loop.cpu_us = meter.per_task(rounds * steps)
-            results.append(loop)
-        return results[0], results[1]
-    finally:
-        await client.drain()
-        procs.stop(raw)
+    return FloorCase(round_trip, steps, pids), FloorCase(task, steps, pids)
 
 
 # -- report ---------------------------------------------------------------------------------------
@@ -384,31 +425,37 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "over target"
 
 
+def ms3(value: float) -> str:
+    return f"{value:.3f}"
+
+
 def print_per_task(rows: list[tuple[str, Loop]], local: Loop, bare: Loop, title: str) -> None:
-    base, floor = local.median, bare.median
+    base = local.median
     print(f"\nPer-task overhead: {title}")
-    print(f"{'':<48} {'ms per superstep':^32} {'overhead ms':^16} {'CPU µs per task':^23}")
     print(
-        f"{'runtime':<48} {'median':>7} {'p99':>7} {'spread':>7} {'/ bare':>8} "
-        f"{'median':>7} {'p99':>8} {'coord':>7} {'server':>7} {'workers':>7}  "
+        f"{'runtime':<48} {'ms per superstep':>21} {'p99':>7} {'/ bare':>19} "
+        f"{'overhead median':>21} {'p99':>7} {'coord':>7} {'server':>7} {'workers':>7}  "
         f"verdict (<= {TARGET_MEDIAN_MS:g} / {TARGET_P99_MS:g} ms)"
     )
     for name, loop in rows:
         cpu = "".join(f"{fmt(loop.cpu_us[group]):>8}" for group in CPU_GROUPS)
         line = (
-            f"{name:<48} {loop.median:>7.3f} {loop.p99:>7.3f} {spread(loop.medians):>7} "
-            f"{loop.median / floor:>7.2f}x"
+            f"{name:<48} {summary(loop.medians, ms3):>21} {loop.p99:>7.3f} "
+            f"{ratio_summary(loop.medians, bare.medians):>19}"
         )
         if name.startswith("NatsRuntime"):
-            over_med, over_p99 = loop.median - base, loop.p99 - base
+            over = [d - b for d, b in zip(loop.medians, local.medians, strict=True)]
+            over_med, over_p99 = statistics.median(over), loop.p99 - base
             ok = over_med <= TARGET_MEDIAN_MS and over_p99 <= TARGET_P99_MS
-            print(f"{line} {over_med:>7.3f} {over_p99:>8.3f}{cpu}  {verdict(ok)}")
+            print(f"{line} {summary(over, ms3):>21} {over_p99:>7.3f}{cpu}  {verdict(ok)}")
         else:
-            print(f"{line} {'':>7} {'':>8}{cpu}")
+            print(f"{line} {'':>21} {'':>7}{cpu}")
     print(
-        "(overhead = median and p99 minus LocalRuntime's median; / bare = median over the bare "
-        "JetStream floor's;\n spread = (max - min) / median of the runs' medians; CPU from "
-        "/proc/<pid>/stat over the timed runs: this process, nats-server, the worker processes)"
+        "(ms per superstep: median (min-max) of the rounds' medians; p99 over every superstep; "
+        "/ bare = over the bare JetStream\n floor's median, per round; overhead = minus "
+        "LocalRuntime's median of the same round (p99: minus LocalRuntime's median); CPU from\n "
+        "/proc/<pid>/stat over the timed rounds: this process, nats-server, the worker processes "
+        "of the row)"
     )
 
 
@@ -419,17 +466,17 @@ def print_throughput(
     cores = os.cpu_count() or 1
     print(
         f"\nThroughput: one superstep of {width} tasks, workers of {SLOTS} slots, tasks/s "
-        f"(median), speed-up vs 1 worker"
+        f"median (min-max), speed-up vs 1 worker per round"
     )
-    counts = "".join(f"{f'{n} worker' + ('s' if n > 1 else ''):>11}" for n in WORKER_COUNTS)
-    ups = "".join(f"{f'x{n}':>7}" for n in WORKER_COUNTS[1:])
-    print(f"{'executor':<22} {'local':>9}{counts}{ups}  bound / verdict")
+    counts = "".join(f"{f'{n} worker' + ('s' if n > 1 else ''):>22}" for n in WORKER_COUNTS)
+    ups = "".join(f"{f'x{n}':>19}" for n in WORKER_COUNTS[1:])
+    print(f"{'executor':<22} {'local':>22}{counts}{ups}  bound / verdict")
     for label, job in kinds:
-        rates = [statistics.median(dist[(label, n)].tasks_per_s) for n in WORKER_COUNTS]
-        local_rate = statistics.median(local[label].tasks_per_s)
-        cells = "".join(f"{fmt(r):>11}" for r in rates)
-        speedups = [r / rates[0] for r in rates[1:]]
-        line = f"{label:<22} {fmt(local_rate):>9}{cells}" + "".join(f"{s:>6.2f}x" for s in speedups)
+        samples = [dist[(label, n)].tasks_per_s for n in WORKER_COUNTS]
+        rates = [statistics.median(s) for s in samples]
+        cells = "".join(f"{summary(s):>22}" for s in samples)
+        speedups = "".join(f"{ratio_summary(s, samples[0]):>19}" for s in samples[1:])
+        line = f"{label:<22} {summary(local[label].tasks_per_s):>22}{cells}{speedups}"
         if job.kind == "io":
             # every task waits as long: they run in waves of (workers x slots)
             ideal = [width / (math.ceil(width / (n * SLOTS)) * job.ms / 1e3) for n in WORKER_COUNTS]
@@ -447,13 +494,15 @@ def print_throughput(
 
 def print_local_vs_dist(rows: list[tuple[str, list[float], list[float]]], n: int) -> None:
     print(
-        f"\nLocal vs distributed: the same workflow.run, wall ms (median), "
-        f"NatsRuntime with {n} workers"
+        f"\nLocal vs distributed: the same workflow.run, wall ms, median (min-max), "
+        f"NatsRuntime with {n} workers; dist/local per round"
     )
-    print(f"{'workflow':<40} {'local':>9} {'distributed':>12} {'dist/local':>11}")
+    print(f"{'workflow':<40} {'local':>22} {'distributed':>22} {'dist/local':>19}")
     for name, local_ms, dist_ms in rows:
-        lm, dm = statistics.median(local_ms), statistics.median(dist_ms)
-        print(f"{name:<40} {fmt(lm):>9} {fmt(dm):>12} {dm / lm:>10.2f}x")
+        print(
+            f"{name:<40} {summary(local_ms):>22} {summary(dist_ms):>22} "
+            f"{ratio_summary(dist_ms, local_ms):>19}"
+        )
 
 
 # -- main -----------------------------------------------------------------------------------------
@@ -466,10 +515,6 @@ async def bench(url: str, server_pid: int, procs: Processes, args: argparse.Name
     rounds, steps, width = args.rounds, args.steps, args.width
     workflow = build()
 
-    def pids() -> dict[str, list[int]]:
-        workers = [proc.process.pid for proc in procs.running]
-        return {"coordinator": [os.getpid()], "server": [server_pid], "workers": workers}
-
     work = calibrate_burn(CPU_MS)
     kinds: list[tuple[str, Job]] = [
         ("no-op", Job(kind="noop", width=width)),
@@ -477,59 +522,90 @@ async def bench(url: str, server_pid: int, procs: Processes, args: argparse.Name
         (f"io asyncio.sleep {IO_MS:g} ms", Job(kind="io", width=width, ms=IO_MS)),
     ]
 
-    local = await time_loop(workflow, LocalRuntime(), rounds, steps, pids)
-    serializing = await time_loop(workflow, SerializingRuntime(), rounds, steps, pids)
-    local_fanout = {
-        label: await time_fanout(workflow, LocalRuntime(), job, rounds) for label, job in kinds
+    # Every setup runs side by side for the whole measurement, each worker count on a pool of
+    # its own (a build id per count), so the rounds can alternate them all.
+    def pids(workers: list[Process]) -> Pids:
+        return {
+            "coordinator": [os.getpid()],
+            "server": [server_pid],
+            "workers": [proc.process.pid for proc in workers],
+        }
+
+    raw = procs.start([sys.executable, str(BENCHES / "_distributed_graphs.py"), "raw-worker", url])
+    pools: dict[int | str, list[Process]] = {
+        n: procs.workers(url, n, build_id=f"w{n}") for n in WORKER_COUNTS
     }
-    request_reply, raw_js = await floors(url, procs, rounds, steps, pids)
+    pools["quiet"] = procs.workers(url, 1, "_distributed_graphs:build_quiet", build_id="quiet")
+    client = await nats.connect(url, name="bench raw coordinator")  # pyright: ignore[reportUnknownMemberType]
+    async with contextlib.AsyncExitStack() as stack:
+        runtimes = {
+            key: await stack.enter_async_context(
+                NatsRuntime(url, build=f"w{key}" if key != "quiet" else "quiet", worker_wait_s=30.0)
+            )
+            for key in pools
+        }
+        local = LoopCase(workflow, LocalRuntime(), steps, pids([]))
+        serializing = LoopCase(workflow, SerializingRuntime(), steps, pids([]))
+        request_reply, raw_js = await floor_cases(client, steps, pids(raw))
+        nats_loops = {
+            key: LoopCase(workflow, runtime, steps, pids(pools[key]))
+            for key, runtime in runtimes.items()
+        }
+        local_fanout = {label: FanoutCase(workflow, LocalRuntime(), job) for label, job in kinds}
+        dist = {
+            (label, n): FanoutCase(workflow, runtimes[n], job)
+            for label, job in kinds
+            for n in WORKER_COUNTS
+        }
+        quiet_noop = FanoutCase(workflow, runtimes["quiet"], kinds[0][1])
+        cases: list[Case] = [local, serializing, request_reply, raw_js, *nats_loops.values()]
+        for label, _ in kinds:
+            cases += [local_fanout[label], *(dist[(label, n)] for n in WORKER_COUNTS)]
+        cases.append(quiet_noop)
+        for case in cases:
+            await case.warm_up()
+        await alternate(
+            cases, rounds, lambda case: case.run_round()
+        )  # every setup once per round, in turn
+        await client.drain()
+    procs.stop()
+    for label, _ in kinds:
+        for n in WORKER_COUNTS:
+            assert dist[(label, n)].fanout.outputs == local_fanout[label].fanout.outputs
 
     per_task: list[tuple[str, Loop]] = [
-        ("LocalRuntime", local),
-        ("SerializingRuntime (JSON round trip, no wire)", serializing),
-        ("floor: core request/reply (raw worker)", request_reply),
-        ("floor: bare JetStream task->result (raw worker)", raw_js),
+        ("LocalRuntime", local.loop),
+        ("SerializingRuntime (JSON round trip, no wire)", serializing.loop),
+        ("floor: core request/reply (raw worker)", request_reply.loop),
+        ("floor: bare JetStream task->result (raw worker)", raw_js.loop),
     ]
-    dist: dict[tuple[str, int], Fanout] = {}
-    loops: dict[int, Loop] = {}
-    async with NatsRuntime(url, worker_wait_s=30.0) as runtime:
-        running = 0
-        for n in WORKER_COUNTS:
-            procs.workers(url, n - running)
-            running = n
-            loops[n] = await time_loop(workflow, runtime, rounds, steps, pids)
-            per_task.append(
-                (f"NatsRuntime, {n} worker{'s' if n > 1 else ''} x {SLOTS} slots", loops[n])
-            )
-            for label, job in kinds:
-                dist[(label, n)] = await time_fanout(workflow, runtime, job, rounds)
-                assert dist[(label, n)].outputs == local_fanout[label].outputs
-        procs.stop()
-        procs.workers(url, 1, "_distributed_graphs:build_quiet")
-        quiet = await time_loop(workflow, runtime, rounds, steps, pids)
-        per_task.append(("NatsRuntime, 1 worker, worker logging at INFO", quiet))
-        quiet_noop = await time_fanout(workflow, runtime, kinds[0][1], rounds)
-        procs.stop()
+    for n in WORKER_COUNTS:
+        name = f"NatsRuntime, {n} worker{'s' if n > 1 else ''} x {SLOTS} slots"
+        per_task.append((name, nats_loops[n].loop))
+    per_task.append(("NatsRuntime, 1 worker, worker logging at INFO", nats_loops["quiet"].loop))
 
-    title = f"one-task no-op supersteps in sequence ({rounds} runs x {steps + 1} supersteps)"
-    print_per_task(per_task, local, raw_js, title)
-    print_throughput(kinds, local_fanout, dist)
-    noop_1 = statistics.median(dist[(kinds[0][0], 1)].tasks_per_s)
-    print(
-        f"(no-op, 1 worker with logging at INFO: {fmt(statistics.median(quiet_noop.tasks_per_s))} "
-        f"tasks/s against {fmt(noop_1)} with the CLI's default logging)"
+    title = (
+        f"one-task no-op supersteps in sequence ({rounds} rounds x {steps + 1} supersteps, "
+        "every setup once per round)"
     )
-    fanouts = [
-        (f"fan-out: {width} x {label}", local_fanout[label].runs_ms, dist[(label, 2)].runs_ms)
+    print_per_task(per_task, local.loop, raw_js.loop, title)
+    fanouts = {key: case.fanout for key, case in dist.items()}
+    print_throughput(kinds, {k: c.fanout for k, c in local_fanout.items()}, fanouts)
+    noop_1 = fanouts[(kinds[0][0], 1)].tasks_per_s
+    print(
+        f"(no-op, 1 worker with logging at INFO: {summary(quiet_noop.fanout.tasks_per_s)} "
+        f"tasks/s against {summary(noop_1)} with the CLI's default logging)"
+    )
+    rows = [
+        (
+            f"fan-out: {width} x {label}",
+            local_fanout[label].fanout.runs_ms,
+            fanouts[(label, 2)].runs_ms,
+        )
         for label, _ in kinds
     ]
-    print_local_vs_dist(
-        [
-            (f"loop: {steps + 2} supersteps of 1 no-op task", local.runs_ms, loops[2].runs_ms),
-            *fanouts,
-        ],
-        2,
-    )
+    loop_name = f"loop: {steps + 2} supersteps of 1 no-op task"
+    print_local_vs_dist([(loop_name, local.loop.runs_ms, nats_loops[2].loop.runs_ms), *rows], 2)
 
 
 def server_version(binary: Path) -> str:
@@ -539,7 +615,7 @@ def server_version(binary: Path) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5, help="timed runs per measurement")
+    parser.add_argument("--rounds", type=int, default=5, help="timed rounds (default 5)")
     parser.add_argument("--steps", type=int, default=200, help="supersteps per per-task run")
     parser.add_argument(
         "--width", type=int, default=WIDTH, help=f"tasks per superstep (<= {WIDTH})"

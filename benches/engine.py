@@ -12,11 +12,14 @@ one compiled workflow, µs/run and runs/s), ``import`` (fresh processes, via ben
 and the agentic-only ``checkpoint`` (chain with an InMemoryCheckpointStore) and ``stream`` (chain
 consumed through ``run_stream``).
 
-Method: one warm-up round per case calibrates how many runs make a round last ``--target-s``;
-each round builds a fresh workflow (untimed), runs ``gc.collect()``, then times those runs. The
-table shows the median over rounds (the cyclic GC stays enabled: figures are as users see them),
-the spread (max - min) / median, and the ratios of the same process: ours / floor and
-peer / ours. Every implementation's result is checked against the expected value.
+Method: one warm-up run per case calibrates how many runs make a round last ``--target-s``;
+then the implementations of a shape are timed round robin (floor, ours, LangGraph, MAF, floor,
+...), so load on the shared machine hits every side alike; each round builds a fresh workflow
+(untimed), runs ``gc.collect()``, then times those runs. The table shows the median and the
+min-max over rounds (the cyclic GC stays enabled: figures are as users see them), and the
+ratios ours / floor and peer / ours computed round by round, then their median and min-max.
+The import rows alternate their subjects the same way. Every implementation's result is
+checked against the expected value.
 ``--profile IMPL`` prints a pyinstrument profile (about 1 s of runs per shape) instead.
 """
 
@@ -33,7 +36,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Never, TypedDict
 
-from _common import fmt
+from _common import (
+    alternate,
+    alternate_sync,
+    per_round,
+    progress,
+    ratio_summary,
+    summary,
+)
 from imports import measure  # benches/imports.py: one fresh-process import probe
 
 CHAIN_LEN = 100
@@ -73,7 +83,6 @@ SHAPES = ["chain", "fanout", "loop", "many", "import", "checkpoint", "stream"]
 FLOOR, OURS, LANGGRAPH, MAF = "asyncio floor", "agentic_core", "langgraph", "agent_framework"
 PEERS = {LANGGRAPH, MAF}
 
-ImportRow = tuple[str, str, float, float]  # subject, statement, median ms, median peak RSS MiB
 Run = Callable[[], Awaitable[int]]  # one run of a shape; returns the value to check
 Prepare = Callable[[], Run]  # builds a fresh workflow (untimed) and returns its runner
 
@@ -518,6 +527,8 @@ class Result:
     shape: str
     impl: str
     variant: str  # e.g. "fanout (Send)"; equals shape for the main implementation
+    prepare: Prepare
+    rounds: int  # timed rounds this case takes part in (the first ones)
     samples: list[float] = field(default_factory=list[float])  # µs per unit, one per round
     reps: int = 1
     note: str = ""
@@ -526,45 +537,49 @@ class Result:
     def median(self) -> float:
         return statistics.median(self.samples)
 
-    @property
-    def spread(self) -> float:
-        return (max(self.samples) - min(self.samples)) / self.median
-
-
-async def time_case(
-    shape: str, variant: str, impl: str, prepare: Prepare, *, rounds: int, target_s: float
-) -> Result:
-    unit_count = UNITS[shape][1]
-    expected = EXPECTED[shape]
-
-    def check(value: int) -> None:
+    def check(self, value: int) -> None:
+        expected = EXPECTED[self.shape]
         if value != expected:
-            raise SystemExit(f"{impl} {variant}: computed {value!r}, expected {expected!r}")
+            raise SystemExit(
+                f"{self.impl} {self.variant}: computed {value!r}, expected {expected!r}"
+            )
 
-    # warm-up round: imports, caches, lazy initialisation; calibrates the runs per round
-    run = prepare()
+
+async def calibrate_case(result: Result, target_s: float) -> None:
+    """Warm-up run (imports, caches, lazy initialisation); sets the runs per round."""
+    run = result.prepare()
     t0 = time.perf_counter()
-    check(await run())
+    result.check(await run())
     first = time.perf_counter() - t0
-    reps = max(1, min(100_000, round(target_s / first)))
-    result = Result(shape, impl, variant, reps=reps)
-    del run
-    for _ in range(rounds):
-        gc.collect()
-        run = prepare()
-        gc.collect()
-        value = -1
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            value = await run()
-        elapsed = time.perf_counter() - t0
-        check(value)
-        result.samples.append(elapsed / reps / unit_count * 1e6)
-        del run
-    return result
+    result.reps = max(1, min(100_000, round(target_s / first)))
 
 
-def import_results(rounds: int, peers: bool) -> list[ImportRow]:
+async def time_one(result: Result) -> None:
+    """One round of ``result``: a fresh workflow (untimed), then ``reps`` timed runs."""
+    if len(result.samples) >= result.rounds:
+        return  # a peer with fewer rounds (--peer-rounds) sits the last rounds out
+    gc.collect()
+    run = result.prepare()
+    gc.collect()
+    value = -1
+    t0 = time.perf_counter()
+    for _ in range(result.reps):
+        value = await run()
+    elapsed = time.perf_counter() - t0
+    result.check(value)
+    result.samples.append(elapsed / result.reps / UNITS[result.shape][1] * 1e6)
+
+
+@dataclass
+class ImportResult:
+    name: str
+    code: str
+    ms: list[float] = field(default_factory=list[float])
+    rss: list[float] = field(default_factory=list[float])
+
+
+def import_results(rounds: int, peers: bool) -> list[ImportResult]:
+    """Fresh-process imports, the subjects alternated round by round (floor first)."""
     subjects = [
         ("floor: pydantic + structlog", "import pydantic, structlog"),
         ("python (nothing)", "pass"),
@@ -574,18 +589,22 @@ def import_results(rounds: int, peers: bool) -> list[ImportRow]:
     if peers:
         subjects.append((LANGGRAPH, "from langgraph.graph import StateGraph"))
         subjects.append((MAF, "from agent_framework import WorkflowBuilder"))
-    rows: list[ImportRow] = []
+    results: list[ImportResult] = []
     for name, code in subjects:
         try:
             measure(code)  # warm-up: file system caches, .pyc files
         except subprocess.CalledProcessError:
             print(f"import: {code!r} fails; row skipped", file=sys.stderr)
             continue
-        samples = [measure(code) for _ in range(rounds)]
-        ms = statistics.median(s["ms"] for s in samples)
-        rss = statistics.median(s["rss_mib"] for s in samples)
-        rows.append((name, code, ms, rss))
-    return rows
+        results.append(ImportResult(name, code))
+
+    def one(result: ImportResult) -> None:
+        sample = measure(result.code)
+        result.ms.append(sample["ms"])
+        result.rss.append(sample["rss_mib"])
+
+    alternate_sync(results, rounds, one, label="import round")
+    return results
 
 
 # --------------------------------------------------------------------------------------------
@@ -593,11 +612,11 @@ def import_results(rounds: int, peers: bool) -> list[ImportRow]:
 
 
 def print_table(results: list[Result], rounds: int, peer_rounds: int) -> None:
-    floor = {r.shape: r.median for r in results if r.impl == FLOOR}
-    ours = {r.shape: r.median for r in results if r.impl == OURS}
+    floor = {r.shape: r.samples for r in results if r.impl == FLOOR}
+    ours = {r.shape: r.samples for r in results if r.impl == OURS}
     head = (
-        f"{'shape':<15} {'implementation':<16} {'median':>9} {'unit':<13} {'spread':>6} "
-        f"{'rounds x runs':>13} {'x floor':>8} {'peer/ours':>9}  note"
+        f"{'shape':<15} {'implementation':<16} {'median (min-max)':>22} {'unit':<13} "
+        f"{'rounds x runs':>13} {'x floor':>20} {'peer/ours':>22}  note"
     )
     print(head)
     print("-" * len(head))
@@ -607,8 +626,12 @@ def print_table(results: list[Result], rounds: int, peer_rounds: int) -> None:
             print()
         previous = r.shape
         unit = UNITS[r.shape][0]
-        x_floor = f"{r.median / floor[r.shape]:.1f}" if r.shape in floor else ""
-        vs = f"{r.median / ours[r.shape]:.1f}" if r.impl in PEERS and r.shape in ours else ""
+        x_floor = ""
+        if r.impl != FLOOR and r.shape in floor:
+            x_floor = ratio_summary(r.samples, floor[r.shape])
+        vs = ""
+        if r.impl in PEERS and r.shape in ours:
+            vs = ratio_summary(r.samples, ours[r.shape])
         note = r.note
         if r.shape == "many":
             note = f"{1e6 / r.median:,.0f} runs/s" + (f"; {note}" if note else "")
@@ -616,43 +639,51 @@ def print_table(results: list[Result], rounds: int, peer_rounds: int) -> None:
             limit, ratio = TARGETS[r.shape]
             verdict = f"target <= {limit:g} µs: {'ok' if r.median <= limit else 'MISSED'}"
             if ratio is not None and r.shape in floor:
-                ok = r.median / floor[r.shape] <= ratio
+                ok = statistics.median(per_round(r.samples, floor[r.shape])) <= ratio
                 verdict += f", <= {ratio:g}x floor: {'ok' if ok else 'MISSED'}"
             note = verdict + (f"; {note}" if note else "")
         label = r.variant if r.variant != r.shape else r.shape
         print(
-            f"{label:<15} {r.impl:<16} {fmt(r.median):>9} {unit:<13} {r.spread:>6.0%} "
-            f"{f'{len(r.samples)} x {r.reps}':>13} {x_floor:>8} {vs:>9}  {note}"
+            f"{label:<15} {r.impl:<16} {summary(r.samples):>22} {unit:<13} "
+            f"{f'{len(r.samples)} x {r.reps}':>13} {x_floor:>20} {vs:>22}  {note}"
         )
     print(
         f"\nrounds: {rounds} for the floor and agentic_core, {peer_rounds} for the peers (after "
-        "one warm-up round each); x floor = median / floor median; peer/ours = how many times "
-        "faster agentic_core is. many: MAF cannot run one Workflow concurrently, so it gets "
+        "one warm-up run each), every shape's implementations alternated round by round (floor, "
+        "ours, peers, floor, ...); median (min-max) over rounds; x floor and peer/ours = the "
+        "ratio in each round, then its median (min-max); peer/ours = how many times faster "
+        "agentic_core is. many: MAF cannot run one Workflow concurrently, so it gets "
         f"{MANY_RUNS:,} Workflow instances built before timing."
     )
 
 
-def print_imports(rows: list[ImportRow], rounds: int) -> None:
-    floor_ms, floor_rss = rows[0][2], rows[0][3]
-    by_name = {name: (ms, rss) for name, _code, ms, rss in rows}
+def print_imports(rows: list[ImportResult], rounds: int) -> None:
+    floor = rows[0]
+    by_name = {row.name: row for row in rows}
     # the peers' figures are for getting a workflow builder: compare with ours doing the same
-    ours_ms = by_name.get(f"{OURS} + WorkflowBuilder", by_name.get(OURS, (0.0, 0.0)))[0]
-    print(f"\nimport, median of {rounds} fresh processes (peak RSS via getrusage)")
+    ours = by_name.get(f"{OURS} + WorkflowBuilder", by_name.get(OURS))
+    print(
+        f"\nimport, {rounds} rounds of fresh processes, subjects alternated (peak RSS via "
+        "getrusage): median (min-max)"
+    )
     head = (
-        f"{'subject':<30} {'statement':<44} {'ms':>7} {'x floor':>8} {'RSS MiB':>8} {'+MiB':>6}"
-        f" {'peer/ours':>9}  note"
+        f"{'subject':<30} {'statement':<44} {'ms':>20} {'x floor':>20} {'RSS MiB':>8} "
+        f"{'+MiB':>6} {'peer/ours':>20}  note"
     )
     print(head)
     print("-" * len(head))
-    for name, code, ms, rss in rows:
-        vs = f"{ms / ours_ms:.1f}" if name in PEERS and ours_ms else ""
+    for row in rows:
+        vs = ratio_summary(row.ms, ours.ms) if row.name in PEERS and ours else ""
+        rss = statistics.median(row.rss)
+        plus = rss - statistics.median(floor.rss)
         note = ""
-        if name.startswith(OURS):
-            ok = ms <= 1.3 * floor_ms and rss - floor_rss <= 4.0
+        if row.name.startswith(OURS):
+            ok = statistics.median(per_round(row.ms, floor.ms)) <= 1.3 and plus <= 4.0
             note = f"target <= 1.3x floor, <= +4 MiB: {'ok' if ok else 'MISSED'}"
+        x_floor = ratio_summary(row.ms, floor.ms) if row is not floor else ""
         print(
-            f"{name:<30} {code:<44} {ms:>7.1f} {ms / floor_ms:>8.2f} {rss:>8.1f} "
-            f"{rss - floor_rss:>+6.1f} {vs:>9}  {note}"
+            f"{row.name:<30} {row.code:<44} {summary(row.ms):>20} {x_floor:>20} {rss:>8.1f} "
+            f"{plus:>+6.1f} {vs:>20}  {note}"
         )
     print(
         "RSS: a child's peak RSS reads at least its parent's at fork (Linux keeps ru_maxrss "
@@ -679,7 +710,7 @@ async def profile(impl: str, shapes: list[str], cases: dict[str, dict[str, Prepa
         print(profiler.output_text(unicode=True, color=False))
 
 
-async def main_async(args: argparse.Namespace, import_rows: list[ImportRow] | None) -> None:
+async def main_async(args: argparse.Namespace, import_rows: list[ImportResult] | None) -> None:
     shapes: list[str] = args.only or SHAPES
     missing = agentic_unavailable()
     cases: dict[str, dict[str, Prepare]] = {FLOOR: floor_cases()}
@@ -704,17 +735,19 @@ async def main_async(args: argparse.Namespace, import_rows: list[ImportRow] | No
     for shape in SHAPES:
         if shape not in shapes or shape == "import":
             continue
+        # every implementation of the shape (floor, ours, peers), alternated round by round
+        shape_results: list[Result] = []
         for impl, impl_cases in cases.items():
             for variant, prepare in impl_cases.items():
-                if variant.split()[0] != shape:
-                    continue
-                rounds = peer_rounds if impl in PEERS else args.rounds
-                print(f"  ... {variant} / {impl}", file=sys.stderr, flush=True)
-                results.append(
-                    await time_case(
-                        shape, variant, impl, prepare, rounds=rounds, target_s=args.target_s
-                    )
-                )
+                if variant.split()[0] == shape:
+                    rounds = peer_rounds if impl in PEERS else args.rounds
+                    shape_results.append(Result(shape, impl, variant, prepare, rounds))
+        for result in shape_results:
+            progress(f"{result.variant} / {result.impl}: warm-up")
+            await calibrate_case(result, args.target_s)
+        most = max(r.rounds for r in shape_results)
+        await alternate(shape_results, most, time_one, label=f"{shape} round")
+        results += shape_results
     if results:
         print()
         print_table(results, args.rounds, peer_rounds)

@@ -1,8 +1,10 @@
 """Import cost of each agentic package, in fresh processes, against a pydantic + structlog floor.
 
-Run: ``uv run python benches/imports.py [--rounds N]``. Prints one table: median import time
-(ms) and peak RSS (MiB) after the import, and the ratios to the floor measured in the same run
-(bytecode cached, as users run: one warm-up process per subject first).
+Run: ``uv run python benches/imports.py [--rounds N]``. Prints one table: import time (ms,
+median and min-max) and median peak RSS (MiB) after the import, and the ratios to the floor
+computed round by round (bytecode cached, as users run: one warm-up process per subject first).
+Every round starts one process per subject in turn, so load on the shared machine hits every
+subject alike.
 Targets (BENCHMARKS.md, issue 10): ``import agentic_core`` and ``from agentic_core import
 WorkflowBuilder`` within 1.3x the time and +4 MiB of the floor. Two reference lines put them in
 context: ``from pydantic import BaseModel`` alone (what any pydantic model costs), and a whole
@@ -15,7 +17,7 @@ import argparse
 import statistics
 import sys
 
-from _common import run_probe
+from _common import alternate_sync, ratio_summary, run_probe, summary
 
 PROBE = """
 import resource, sys, time
@@ -64,21 +66,29 @@ def measure(imports: str) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=10, help="fresh processes per subject")
     args = parser.parse_args()
-    results: dict[str, tuple[float, float]] = {}
-    for name, imports in SUBJECTS.items():
+    for imports in SUBJECTS.values():
         measure(imports)  # warm-up: file system caches, .pyc files
-        samples = [measure(imports) for _ in range(args.rounds)]
-        results[name] = (
-            statistics.median(s["ms"] for s in samples),
-            statistics.median(s["rss_mib"] for s in samples),
-        )
-    floor_ms, floor_rss = results[FLOOR]
-    print(f"import cost, median of {args.rounds} fresh processes (Python {sys.version.split()[0]})")
-    print(f"{'subject':<34} {'ms':>8} {'x floor':>8} {'RSS MiB':>8} {'+MiB':>7}")
-    for name, (ms, rss) in results.items():
-        print(f"{name:<34} {ms:>8.1f} {ms / floor_ms:>8.2f} {rss:>8.1f} {rss - floor_rss:>+7.1f}")
+    samples: dict[str, list[dict[str, float]]] = {name: [] for name in SUBJECTS}
+
+    def one(name: str) -> None:
+        samples[name].append(measure(SUBJECTS[name]))
+
+    alternate_sync(list(SUBJECTS), args.rounds, one)  # every subject once per round
+    floor_ms = [s["ms"] for s in samples[FLOOR]]
+    floor_rss = statistics.median(s["rss_mib"] for s in samples[FLOOR])
+    print(
+        f"import cost, {args.rounds} rounds of fresh processes, subjects alternated "
+        f"(Python {sys.version.split()[0]}): median (min-max)"
+    )
+    print(f"{'subject':<34} {'ms':>20} {'x floor':>20} {'RSS MiB':>8} {'+MiB':>7}")
+    for name, subject in samples.items():
+        ms = [s["ms"] for s in subject]
+        rss = statistics.median(s["rss_mib"] for s in subject)
+        x_floor = ratio_summary(ms, floor_ms) if name != FLOOR else ""
+        print(f"{name:<34} {summary(ms):>20} {x_floor:>20} {rss:>8.1f} {rss - floor_rss:>+7.1f}")
+    print("x floor: the ratio to the floor's process of the same round, then its median (min-max)")
 
 
 if __name__ == "__main__":

@@ -29,8 +29,10 @@ Run: ``uv run python benches/llm.py [--rounds N]``.
    processed whole, as a new conversation's would be.
 
 Method: one warm-up run per case, then (HTTP cases) a timed run calibrates how many runs make a
-round last ``--target-s``; rounds interleave the cases, ``gc.collect()`` before each; the table
-shows medians over rounds, the spread (max - min) / median, and ratios of the same process.
+round last ``--target-s``; every round times every case once, in turn (ours and the floor: load
+on the shared machine hits both alike), ``gc.collect()`` before each; the local rows alternate
+ours and the floor the same way. The table shows medians and min-max over rounds, and ratios
+computed round by round, then their median (min-max).
 ``--profile PROVIDER`` prints cProfiles of about a second of that provider's requests instead
 (generate, then streams).
 """
@@ -55,7 +57,7 @@ from typing import Any, Literal
 
 import httpx
 import respx
-from _common import fmt, spread
+from _common import alternate, fmt, ratio_summary
 from _fake_llm_server import ANTHROPIC_MODEL, GEMINI_MODEL, Canned, canned, expected_text
 
 from agentic_core import ChatMessage, ChatOptions
@@ -327,10 +329,8 @@ async def http_results(args: argparse.Namespace) -> list[Case]:
                     f"  ... {case.provider} {case.kind} / {case.impl}", file=sys.stderr, flush=True
                 )
                 await calibrate(case, args.target_s)
-            for number in range(args.rounds):
-                print(f"  ... round {number + 1}/{args.rounds}", file=sys.stderr, flush=True)
-                for case in cases:
-                    await time_round(case, stats)
+            # every case once per round, ours and the floor in turn: load hits both alike
+            await alternate(cases, args.rounds, lambda case: time_round(case, stats))
         finally:
             for client in clients:
                 await client.aclose()
@@ -451,13 +451,18 @@ class Row:
     impl: str
     value: float
     unit: str
-    spread: str = ""
-    x_floor: str = ""  # ours / floor
+    range: str = ""  # min-max over rounds
+    x_floor: str = ""  # ours / floor, per round: median (min-max)
     cpu: str = ""  # this process's CPU time per unit (HTTP)
-    cpu_x: str = ""  # ours / floor, CPU time
+    cpu_x: str = ""  # ours / floor, CPU time, per round: median (min-max)
     cpu_over: str = ""  # ours - floor, CPU time, paired per round
     conns: str = ""  # new connections per request (HTTP)
     note: str = ""
+
+
+def span(values: list[float]) -> str:
+    """min-max of ``values``."""
+    return f"{fmt(min(values))}-{fmt(max(values))}"
 
 
 def http_rows(cases: list[Case]) -> list[Row]:
@@ -469,16 +474,16 @@ def http_rows(cases: list[Case]) -> list[Row]:
             measure = f"{provider.name}: {kind}"
             unit = "µs/request" if kind == "generate" else "µs/chunk"
             ours, floor = by_key[provider.name, kind, OURS], by_key[provider.name, kind, FLOOR]
-            base, base_cpu = statistics.median(floor.samples), statistics.median(floor.cpu)
             for case in (ours, floor):
                 value, cpu = statistics.median(case.samples), statistics.median(case.cpu)
-                row = Row(measure, case.impl, value, unit, spread(case.samples), cpu=fmt(cpu))
+                row = Row(measure, case.impl, value, unit, span(case.samples), cpu=fmt(cpu))
                 row.conns = f"{case.connections / (len(case.samples) * case.reps):.2f}"
                 row.note = f"{len(case.samples)} x {case.reps} runs"
                 if kind == "stream":
                     row.note += f"; {fmt(value * CHUNKS / 1000)} ms per stream"
                 if case is ours:
-                    row.x_floor, row.cpu_x = f"{value / base:.2f}", f"{cpu / base_cpu:.2f}"
+                    row.x_floor = ratio_summary(ours.samples, floor.samples)
+                    row.cpu_x = ratio_summary(ours.cpu, floor.cpu)
                     paired = [o - f for o, f in zip(ours.cpu, floor.cpu, strict=True)]
                     row.cpu_over = f"{statistics.median(paired):+.1f}"
                     if kind == "stream":
@@ -497,7 +502,6 @@ def local_rows(results: LocalResults) -> list[Row]:
         return [(r.first_s or r.seconds) * 1000 for r in runs]
 
     for kind in ("generate", "stream"):
-        floor_tps = statistics.median(tps(results[LLAMA, kind]))
         for impl in (OURS, LLAMA):
             runs = results[impl, kind]
             values = tps(runs)
@@ -512,22 +516,21 @@ def local_rows(results: LocalResults) -> list[Row]:
                     if r.first_s is not None and r.seconds > r.first_s
                 ]
                 note += f"; {fmt(statistics.median(decode))} tok/s after the first token"
-            x = f"{value / floor_tps:.2f}" if impl == OURS else ""
-            rows.append(Row(f"local: {kind}", impl, value, "tok/s", spread(values), x, note=note))
-    floor_ttft = statistics.median(ttft(results[LLAMA, "stream"]))
+            x = ratio_summary(values, tps(results[LLAMA, kind])) if impl == OURS else ""
+            rows.append(Row(f"local: {kind}", impl, value, "tok/s", span(values), x, note=note))
     for impl in (OURS, LLAMA):
         values = ttft(results[impl, "stream"])
         value = statistics.median(values)
-        x = f"{value / floor_ttft:.2f}" if impl == OURS else ""
+        x = ratio_summary(values, ttft(results[LLAMA, "stream"])) if impl == OURS else ""
         note = "time to the first text chunk of the stream"
-        rows.append(Row("local: stream TTFT", impl, value, "ms", spread(values), x, note=note))
+        rows.append(Row("local: stream TTFT", impl, value, "ms", span(values), x, note=note))
     return rows
 
 
 def print_table(rows: list[Row], args: argparse.Namespace, local_note: str) -> None:
     head = (
-        f"{'measure':<20} {'implementation':<16} {'median':>8} {'unit':<10} {'spread':>6} "
-        f"{'x floor':>7} {'CPU':>6} {'CPU x floor':>11} {'CPU over':>8} {'conn/req':>8}  note"
+        f"{'measure':<20} {'implementation':<16} {'median':>8} {'unit':<10} {'min-max':>13} "
+        f"{'x floor':>17} {'CPU':>6} {'CPU x floor':>17} {'CPU over':>8} {'conn/req':>8}  note"
     )
     print(head)
     print("-" * len(head))
@@ -539,20 +542,23 @@ def print_table(rows: list[Row], args: argparse.Namespace, local_note: str) -> N
         previous = group
         print(
             f"{row.measure:<20} {row.impl:<16} {fmt(row.value):>8} {row.unit:<10} "
-            f"{row.spread:>6} {row.x_floor:>7} {row.cpu:>6} {row.cpu_x:>11} {row.cpu_over:>8} "
+            f"{row.range:>13} {row.x_floor:>17} {row.cpu:>6} {row.cpu_x:>17} {row.cpu_over:>8} "
             f"{row.conns:>8}  {row.note}"
         )
     print(
-        f"\nHTTP: medians of {args.rounds} interleaved rounds after a warm-up (about "
+        f"\nHTTP: medians and min-max of {args.rounds} rounds after a warm-up, every case once "
+        "per round, ours and the floor in turn (about "
         f"{args.target_s:g} s of requests per case per round); each case has its own client "
         "and connections to the fake server (another process, same machine). median = wall "
         "time; CPU = this process's CPU time (the client's own work: the server's and other "
         "processes' time excluded), same unit. µs/chunk = a streamed request's time / its "
         f"{CHUNKS} text chunks. x floor = ours / the bare httpx floor doing the same request "
-        "and JSON decoding (above 1: ours is slower); CPU over = ours - floor in CPU µs, "
+        "and JSON decoding, per round, then the median (min-max) (above 1: ours is slower); "
+        "CPU over = ours - floor in CPU µs, "
         "paired per round; conn/req = new TCP connections the server accepted per timed "
         "request (0: the connection is reused; 1: a new one each time, which against a real "
-        f"provider means a new TLS handshake). local: medians of {args.rounds} runs after a "
+        f"provider means a new TLS handshake). local: medians and min-max of {args.rounds} rounds "
+        "(ours, then the floor, each round) after a "
         f"warm-up, {local_note}; x floor = ours / llama-cpp-python called directly (tok/s: "
         "below 1 is slower; ms: above 1 is slower). Every run's text was checked (HTTP: the "
         "canned text; local: ours = the floor's)."

@@ -7,15 +7,17 @@ Latency. The probe test server (``packages/agentic-mcp/tests/servers/probe_serve
 stdio and over streamable HTTP (a subprocess on a free loopback port); its ``add`` tool called
 one call at a time, ``--calls`` per round (default 300) after 10 warm-up calls, rounds
 alternating between the raw SDK (``mcp.Client.call_tool``, the floor) and
-``MCPClient.call_tool`` on the same server; median and p99 in ms, and the ratio of the medians
-(target ≤ 1.2x; the seeds' target: < 20 ms per call). Then 200 concurrent calls on one session.
+``MCPClient.call_tool`` on the same server (then 200 concurrent calls on one session, each side
+in its round); median (min-max) of the rounds' medians and p99 in ms, and the ratio of the
+medians per round (target ≤ 1.2x; the seeds' target: < 20 ms per call).
 
 Code Mode. Proxy overhead per call: a program in the sandbox times 200 ``mcp.probe.add`` calls
 (stub, channel, host checks, ``MCPClient.call_tool``, reply), against a direct
-``MCPClient.call_tool`` measured in the same run (target ≤ 1 ms per call). Fixed cost per
-execution (``print(1)`` with the stub package and the runner) per sandbox: ProcessSandbox with
-bubblewrap and without, and DockerSandbox on the tests' Podman and Docker Engine
-(``--no-engines`` skips those two).
+``MCPClient.call_tool`` (target ≤ 1 ms per call). Fixed cost per execution (``print(1)`` with
+the stub package and the runner) per sandbox: ProcessSandbox with bubblewrap and without, and
+DockerSandbox on the tests' Podman and Docker Engine (``--no-engines`` skips those two). Every
+sandbox is open for the whole measurement; each round times the direct calls, then every
+sandbox in turn, so load hits them alike; medians (min-max) over rounds.
 
 Tokens. The research scenarios A-D with the real ``mcp-server-git`` (on a generated repository
 of 200 commits), ``mcp-server-time`` and the probe's ``save_note`` as a sink. The model's turns
@@ -33,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -53,7 +56,7 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != BE
 sys.path.insert(0, str(REPO_ROOT))
 sys.path.append(str(BENCHES))
 
-from _common import fmt  # noqa: E402
+from _common import alternate, fmt, ratio_summary, summary  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
@@ -122,9 +125,25 @@ def probe_stdio(name: str = "probe") -> MCPServerConfig:
 # -- 1. latency -----------------------------------------------------------------------------------
 
 
+@dataclasses.dataclass
+class Side:
+    """One side of a comparison: its call, every sample (ms) and each round's median."""
+
+    call: Callable[[], Awaitable[Any]]
+    samples: list[float] = dataclasses.field(default_factory=list[float])
+    medians: list[float] = dataclasses.field(default_factory=list[float])
+    bursts: list[float] = dataclasses.field(default_factory=list[float])
+
+
 async def latency(rounds: int, calls: int) -> None:
-    print("\n## Per-call latency: MCPClient.call_tool vs the raw SDK (probe `add`), ms\n")
-    print("| transport | raw median | raw p99 | ours median | ours p99 | ours / raw |")
+    print(
+        "\n## Per-call latency: MCPClient.call_tool vs the raw SDK (probe `add`), ms; "
+        f"{rounds} rounds of {calls} calls, raw and ours alternated round by round\n"
+    )
+    print(
+        "| transport | raw median (min-max) | raw p99 | ours median (min-max) | ours p99 "
+        "| ours / raw, per round |"
+    )
     print("|---|---|---|---|---|---|")
     args = {"a": 1, "b": 2}
     with probe_http() as url:
@@ -139,8 +158,6 @@ async def latency(rounds: int, calls: int) -> None:
                 else url
             )
             config = probe_stdio() if transport == "stdio" else MCPServerConfig.http("probe", url)
-            raw_samples: list[float] = []
-            our_samples: list[float] = []
             with devnull:
                 async with (
                     Client(raw_server, read_timeout_seconds=60) as raw,
@@ -153,22 +170,31 @@ async def latency(rounds: int, calls: int) -> None:
                     async def our_call() -> Any:
                         return await ours.call_tool("probe", "add", args)
 
-                    for _ in range(rounds):
-                        raw_samples += await time_calls(raw_call, calls)
-                        our_samples += await time_calls(our_call, calls)
-                    raw_burst = await burst(raw_call)
-                    our_burst = await burst(our_call)
-            raw_median = statistics.median(raw_samples)
-            our_median = statistics.median(our_samples)
+                    sides = [Side(raw_call), Side(our_call)]
+
+                    async def one_round(side: Side) -> None:
+                        samples = await time_calls(side.call, calls)
+                        side.samples += samples
+                        side.medians.append(statistics.median(samples))
+                        side.bursts.append(await burst(side.call))
+
+                    await alternate(sides, rounds, one_round, label=f"{transport} round")
+            raw_side, our_side = sides
             print(
-                f"| {transport} | {fmt(raw_median)} | {fmt(percentile(raw_samples, 0.99))} "
-                f"| {fmt(our_median)} | {fmt(percentile(our_samples, 0.99))} "
-                f"| {our_median / raw_median:.2f}x |"
+                f"| {transport} | {summary(raw_side.medians)} "
+                f"| {fmt(percentile(raw_side.samples, 0.99))} | {summary(our_side.medians)} "
+                f"| {fmt(percentile(our_side.samples, 0.99))} "
+                f"| {ratio_summary(our_side.medians, raw_side.medians)} |"
             )
             print(
-                f"|   200 concurrent ({transport}), total ms | {fmt(raw_burst)} | | "
-                f"{fmt(our_burst)} | | {our_burst / raw_burst:.2f}x |"
+                f"|   200 concurrent ({transport}), total ms | {summary(raw_side.bursts)} | | "
+                f"{summary(our_side.bursts)} | | "
+                f"{ratio_summary(our_side.bursts, raw_side.bursts)} |"
             )
+    print(
+        "\n(median (min-max) over the rounds' medians; p99 over every call; ratios per round, "
+        "then their median (min-max))"
+    )
 
 
 async def burst(call: Callable[[], Awaitable[Any]]) -> float:
@@ -217,53 +243,81 @@ MANY_CALLS = (
 )
 
 
+@dataclasses.dataclass
+class CodeModeSide:
+    """One sandbox under Code Mode: fixed ms per execution and ms per proxied call, per round."""
+
+    name: str
+    mode: CodeMode
+    fixed: list[float] = dataclasses.field(default_factory=list[float])
+    per_call: list[float] = dataclasses.field(default_factory=list[float])
+
+
 async def codemode(rounds: int, include_engines: bool) -> None:
-    print("\n## Code Mode: proxy overhead per call and fixed cost per execution\n")
-    async with MCPClient([probe_stdio()]) as client:
-        direct = await time_calls(lambda: client.call_tool("probe", "add", {"a": 1, "b": 1}), 300)
-        direct_ms = statistics.median(direct)
-        print(
-            "| sandbox | fixed cost per execution, ms | proxied call, ms | direct call, ms "
-            "| overhead per call, ms |"
-        )
-        print("|---|---|---|---|---|")
-        try:
+    print(
+        "\n## Code Mode: proxy overhead per call and fixed cost per execution; "
+        f"{rounds} rounds, the direct calls and every sandbox in turn each round\n"
+    )
+    sides: list[CodeModeSide] = []
+    skipped: list[tuple[str, str]] = []
+    direct: list[float] = []
+    try:  # the engines stop after the sandboxes on them are closed
+        async with MCPClient([probe_stdio()]) as client, contextlib.AsyncExitStack() as stack:
             for name, make in sandboxes(include_engines):
                 if isinstance(make, str):
-                    print(f"| {name} | skipped: {make} | | | |")
+                    skipped.append((name, make))
                     continue
-                async with make() as sandbox:
-                    if not await sandbox.is_ready():
-                        print(f"| {name} | skipped: not ready here | | | |")
-                        continue
-                    mode = CodeMode(client, sandbox, timeout_s=120, max_tool_calls=1000)
-                    fixed = await time_executions(mode, "import mcp\nprint(1)\n", rounds)
-                    per_call: list[float] = []
-                    for _ in range(rounds):
-                        result = await mode.execute(MANY_CALLS.format(n=200))
-                        per_call.append(float(result.stdout))
-                    proxied = statistics.median(per_call)
-                    print(
-                        f"| {name} | {fmt(statistics.median(fixed))} | {fmt(proxied)} "
-                        f"| {fmt(direct_ms)} | {proxied - direct_ms:+.2f} |"
-                    )
-        finally:
-            for stop in _STOPS:
-                stop()
+                sandbox = await stack.enter_async_context(make())
+                if not await sandbox.is_ready():
+                    skipped.append((name, "not ready here"))
+                    continue
+                mode = CodeMode(client, sandbox, timeout_s=120, max_tool_calls=1000)
+                await execute(mode, FIXED)  # warm-up
+                sides.append(CodeModeSide(name, mode))
+
+            async def direct_call() -> Any:
+                return await client.call_tool("probe", "add", {"a": 1, "b": 1})
+
+            async def one_round(side: CodeModeSide | None) -> None:
+                if side is None:  # the direct calls, first in every round
+                    direct.append(statistics.median(await time_calls(direct_call, 200)))
+                    return
+                started = time.perf_counter()
+                await execute(side.mode, FIXED)
+                side.fixed.append((time.perf_counter() - started) * 1000)
+                result = await execute(side.mode, MANY_CALLS.format(n=200))
+                side.per_call.append(float(result.stdout))
+
+            await alternate([None, *sides], rounds, one_round, label="codemode round")
+    finally:
+        for stop in _STOPS:
+            stop()
+    print(
+        "| sandbox | fixed cost per execution, ms | proxied call, ms | direct call, ms "
+        "| overhead per call, ms |"
+    )
+    print("|---|---|---|---|---|")
+    for side in sides:
+        over = [p - d for p, d in zip(side.per_call, direct, strict=True)]
+        print(
+            f"| {side.name} | {summary(side.fixed)} | {summary(side.per_call)} "
+            f"| {summary(direct)} | {summary(over)} |"
+        )
+    for name, why in skipped:
+        print(f"| {name} | skipped: {why} | | | |")
+    print(
+        "\n(median (min-max) over rounds; the overhead is proxied minus direct, paired per round)"
+    )
 
 
-async def time_executions(mode: CodeMode, code: str, rounds: int) -> list[float]:
-    result = await mode.execute(code)  # warm-up
+FIXED = "import mcp\nprint(1)\n"
+
+
+async def execute(mode: CodeMode, code: str) -> Any:
+    result = await mode.execute(code)
     if not result.ok:
         raise RuntimeError(f"the bench program failed: {result.error or result.stderr}")
-    samples: list[float] = []
-    for _ in range(rounds):
-        started = time.perf_counter()
-        result = await mode.execute(code)
-        samples.append((time.perf_counter() - started) * 1000)
-        if not result.ok:
-            raise RuntimeError(f"the bench program failed: {result.error or result.stderr}")
-    return samples
+    return result
 
 
 # -- 3. tokens ------------------------------------------------------------------------------------
@@ -596,7 +650,7 @@ def scenarios(repo: str) -> list[Scenario]:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description="MCP benchmarks.")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5, help="timed rounds (default 5)")
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--only", choices=["latency", "codemode", "tokens"])
     parser.add_argument("--no-engines", action="store_true", help="skip DockerSandbox")

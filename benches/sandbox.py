@@ -1,10 +1,14 @@
 """Per-execution overhead of the sandboxes, against a bare ``subprocess.run`` as the floor.
 
-Run: ``uv run python benches/sandbox.py [--rounds N] [--base-url URL --image IMAGE]``.
+Run: ``uv run python benches/sandbox.py [--rounds N] [--base-url URL --image IMAGE]
+[--no-engines]``.
 
-Every subject runs the same ``print(1)`` program to its end, one run at a time; the table shows
-the median wall time of ``--rounds`` runs (after two warm-up runs), the 90th percentile, and the
-overhead over the floor measured in the same process:
+Every subject runs the same ``print(1)`` program to its end, one run at a time. All subjects are
+opened first (both test engines up at once), then each round runs every floor and every subject
+once, in turn, so load on the shared machine hits them alike. The table shows the median and
+min-max wall time over ``--rounds`` rounds (after two warm-up runs each), the 90th percentile,
+and the overhead over the floor of the same interpreter, computed round by round (``+ms``, ``x``)
+then summarised as median (min-max):
 
 - ``floor``: ``subprocess.run([python, "-c", "print(1)"])`` with the interpreter the subject
   runs (each sandbox reports its ``sys.executable`` first; as root without bwrap ProcessSandbox
@@ -16,7 +20,7 @@ overhead over the floor measured in the same process:
 - ``DockerSandbox``: one container per run — create it with a waiting first process and the
   run's sized tmpfs disk, start it, copy the program in, run it as an engine ``exec``, read
   ``out/`` from the tmpfs, remove. Without ``--base-url``/``--image`` it runs on both engines of the
-  tests, one after the other: Podman (tests/fixtures/podman.py: a private ``podman system
+  tests (``--no-engines``: on none): Podman (tests/fixtures/podman.py: a private ``podman system
   service``) and Docker Engine (tests/fixtures/dockerd.py: a private ``dockerd``), each with
   the Debian ``python3`` test image, built on first use and cached. Its interpreter is Debian's
   ``python3`` of the image, not the floor's.
@@ -29,14 +33,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from _common import fmt
+from _common import alternate, fmt, ratio_summary, summary
 
 from agentic_core import Sandbox
 from agentic_sandbox import DockerSandbox, ProcessSandbox, SandboxError
@@ -51,25 +57,6 @@ def run_bare(python: str) -> None:
     assert done.stdout == "1\n"
 
 
-async def time_runs(run: Callable[[], Awaitable[None]], rounds: int) -> list[float]:
-    """Wall times in ms of ``rounds`` runs, after the warm-up."""
-    for _ in range(WARM_UP):
-        await run()
-    samples: list[float] = []
-    for _ in range(rounds):
-        started = time.perf_counter()
-        await run()
-        samples.append((time.perf_counter() - started) * 1e3)
-    return samples
-
-
-async def floor_samples(python: str, rounds: int) -> list[float]:
-    async def run() -> None:
-        run_bare(python)  # blocking on purpose: the floor is the plain synchronous call
-
-    return await time_runs(run, rounds)
-
-
 def host_python(reported: str) -> str:
     """``reported`` (a sandbox's sys.executable) on the host, resolved; else this Python."""
     path = Path(reported)
@@ -82,30 +69,45 @@ async def interpreter(sandbox: Sandbox) -> str:
     return host_python(result.stdout.strip())
 
 
-Measured = tuple[str, list[float]] | str
-"""The interpreter and the samples of a subject, or why it was skipped."""
+@dataclass
+class Subject:
+    """One side: a sandbox (or the bare floor of an interpreter) and its wall ms per round."""
+
+    name: str
+    python: str  # the interpreter it runs, as a host path (the floor of the same one)
+    run: Callable[[], Awaitable[None]]
+    samples: list[float] = field(default_factory=list[float])
 
 
-async def sandbox_samples(sandbox: Sandbox, rounds: int) -> tuple[str, list[float]]:
+def sandbox_run(sandbox: Sandbox) -> Callable[[], Awaitable[None]]:
     async def run() -> None:
         result = await sandbox.execute(PROGRAM)
         assert result.stdout == "1\n", result
 
-    return await interpreter(sandbox), await time_runs(run, rounds)
+    return run
 
 
-async def process_sandbox_samples(rounds: int, *, use_bwrap: bool) -> Measured:
-    async with ProcessSandbox(use_bwrap=use_bwrap) as sandbox:
-        if not await sandbox.is_ready():
-            return f"no {'bwrap' if use_bwrap else 'unshare'} jail here"
-        return await sandbox_samples(sandbox, rounds)
+def floor_run(python: str) -> Callable[[], Awaitable[None]]:
+    async def run() -> None:
+        run_bare(python)  # blocking on purpose: the floor is the plain synchronous call
+
+    return run
 
 
-async def docker_sandbox_samples(rounds: int, base_url: str, image: str) -> Measured:
-    async with DockerSandbox(image, base_url=base_url) as sandbox:
-        if not await sandbox.is_ready():
-            return f"no engine with {image} at {base_url}"
-        return await sandbox_samples(sandbox, rounds)
+async def time_one(subject: Subject) -> None:
+    started = time.perf_counter()
+    await subject.run()
+    subject.samples.append((time.perf_counter() - started) * 1e3)
+
+
+async def open_sandbox(
+    stack: contextlib.AsyncExitStack, name: str, sandbox: Sandbox, why_not: str
+) -> Subject | str:
+    """``sandbox`` entered on ``stack`` as a subject, or why it cannot run here."""
+    await stack.enter_async_context(sandbox)
+    if not await sandbox.is_ready():
+        return why_not
+    return Subject(name, await interpreter(sandbox), sandbox_run(sandbox))
 
 
 def start_test_engine(engine: str) -> tuple[str, str, Callable[[], None]] | str:
@@ -133,62 +135,78 @@ def start_test_engine(engine: str) -> tuple[str, str, Callable[[], None]] | str:
     return running.base_url, running.python_image, running.stop
 
 
-def row(name: str, python: str, samples: list[float], floor_ms: float | None) -> str:
-    median = statistics.median(samples)
-    p90 = statistics.quantiles(samples, n=10)[-1]
-    over = "" if floor_ms is None else f"{fmt(median - floor_ms):>10} {median / floor_ms:>8.1f}"
-    return f"{name:<27} {python:<44} {fmt(median):>8} {fmt(p90):>8} {over}"
-
-
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=20, help="timed rounds (default 20)")
     parser.add_argument("--base-url", help="a Docker-API engine (default: start the test engine)")
     parser.add_argument("--image", help="an image with python3 on that engine")
+    parser.add_argument("--no-engines", action="store_true", help="skip DockerSandbox")
     args = parser.parse_args()
 
-    subjects: dict[str, Measured] = {}
-    subjects["ProcessSandbox (bwrap)"] = await process_sandbox_samples(args.rounds, use_bwrap=True)
-    subjects["ProcessSandbox (no bwrap)"] = await process_sandbox_samples(
-        args.rounds, use_bwrap=False
-    )
-    if args.base_url and args.image:
-        subjects["DockerSandbox"] = await docker_sandbox_samples(
-            args.rounds, args.base_url, args.image
-        )
-    else:
-        for engine_name in ("podman", "docker"):
-            subject = f"DockerSandbox ({engine_name})"
-            engine = start_test_engine(engine_name)
-            if isinstance(engine, str):
-                subjects[subject] = engine
-                continue
-            base_url, image, stop_engine = engine
-            try:
-                subjects[subject] = await docker_sandbox_samples(args.rounds, base_url, image)
-            except SandboxError as exc:
-                subjects[subject] = str(exc)
-            finally:
-                stop_engine()
-
-    floors: dict[str, float] = {}
-    for measured in subjects.values():
-        if not isinstance(measured, str) and measured[0] not in floors:
-            floors[measured[0]] = statistics.median(await floor_samples(measured[0], args.rounds))
+    skipped: dict[str, str] = {}
+    subjects: list[Subject] = []
+    stops: list[Callable[[], None]] = []
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            candidates: list[tuple[str, Sandbox | str]] = [
+                ("ProcessSandbox (bwrap)", ProcessSandbox(use_bwrap=True)),
+                ("ProcessSandbox (no bwrap)", ProcessSandbox(use_bwrap=False)),
+            ]
+            if args.base_url and args.image:
+                candidates.append(
+                    ("DockerSandbox", DockerSandbox(args.image, base_url=args.base_url))
+                )
+            elif not args.no_engines:
+                for engine_name in ("podman", "docker"):  # both engines up for the whole run
+                    engine = start_test_engine(engine_name)
+                    subject = f"DockerSandbox ({engine_name})"
+                    if isinstance(engine, str):
+                        candidates.append((subject, engine))
+                        continue
+                    base_url, image, stop_engine = engine
+                    stops.append(stop_engine)
+                    candidates.append((subject, DockerSandbox(image, base_url=base_url)))
+            for name, sandbox in candidates:
+                if isinstance(sandbox, str):
+                    skipped[name] = sandbox
+                    continue
+                try:
+                    opened = await open_sandbox(stack, name, sandbox, "not ready here")
+                except SandboxError as exc:
+                    opened = str(exc)
+                if isinstance(opened, str):
+                    skipped[name] = opened
+                else:
+                    subjects.append(opened)
+            floors = {
+                python: Subject("floor: subprocess.run", python, floor_run(python))
+                for python in dict.fromkeys(subject.python for subject in subjects)
+            }
+            sides = [*floors.values(), *subjects]  # floors first, then every sandbox, per round
+            for side in sides:
+                for _ in range(WARM_UP):
+                    await side.run()
+            await alternate(sides, args.rounds, time_one)
+    finally:
+        for stop in stops:
+            stop()
 
     print(
-        f"sandbox overhead per execution of {PROGRAM!r}: wall ms, median and p90 of "
-        f"{args.rounds} runs; + and x against the floor of the same interpreter"
+        f"\nsandbox overhead per execution of {PROGRAM!r}: wall ms, median (min-max) and p90 of "
+        f"{args.rounds} rounds, every subject and floor once per round (alternated); + and x "
+        "against the floor of the same interpreter in the same round"
     )
-    print(f"{'subject':<27} {'python':<44} {'ms':>8} {'p90':>8} {'+ms floor':>10} {'x floor':>8}")
-    for python, floor_ms in floors.items():
-        print(f"{'floor: subprocess.run':<27} {python:<44} {fmt(floor_ms):>8}")
-    for name, measured in subjects.items():
-        if isinstance(measured, str):
-            print(f"{name:<27} skipped: {measured}")
-        else:
-            python, samples = measured
-            print(row(name, python, samples, floors[python]))
+    print(f"{'subject':<27} {'python':<44} {'ms':>20} {'p90':>8} {'+ms floor':>20} {'x floor':>20}")
+    for side in sides:
+        p90 = fmt(statistics.quantiles(side.samples, n=10)[-1]) if len(side.samples) > 1 else ""
+        line = f"{side.name:<27} {side.python:<44} {summary(side.samples):>20} {p90:>8}"
+        floor = floors[side.python]
+        if side is not floor:
+            over = [s - f for s, f in zip(side.samples, floor.samples, strict=True)]
+            line += f" {summary(over):>20} {ratio_summary(side.samples, floor.samples):>20}"
+        print(line)
+    for name, why in skipped.items():
+        print(f"{name:<27} skipped: {why}")
 
 
 if __name__ == "__main__":
