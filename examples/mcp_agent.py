@@ -4,6 +4,10 @@ Run: `uv run python examples/mcp_agent.py [--model openai:gpt-4o-mini]`. The two
 the real ones from PyPI, spawned over stdio; the git server reads a small repository made here.
 By default a scripted model stands in (it asks for both tools, then answers from their results);
 `--model` takes any `agentic_llm.create_chat_client` spec to let a real model choose the calls.
+
+Model: `--model` needs a model that picks two calls among eight tools and quotes what they
+return, such as openai:gpt-4o-mini or ollama:llama3.2; the embedded SmolLM2-135M (--model
+local) cannot, so it is refused.
 """
 
 from __future__ import annotations
@@ -30,6 +34,11 @@ from agentic_core import (
 from agentic_core.testing import FunctionChatClient
 from agentic_mcp import MCPClient, MCPServerConfig
 
+EMBEDDED_MODEL_REFUSED = (
+    "--model needs a model that picks two calls among eight tools and quotes what they return, "
+    "such as openai:gpt-4o-mini or ollama:llama3.2; the embedded SmolLM2-135M (--model local) "
+    "cannot, so it is refused."
+)
 QUESTION = "What time is it in Tokyo, and what are the last three commits of {repo}?"
 
 
@@ -107,6 +116,13 @@ def scripted_model(repo: Path) -> FunctionChatClient:
 
 
 async def main(model: str | None) -> None:
+    live: ChatClient | None = None
+    if model is not None:
+        from agentic_llm import create_chat_client
+
+        live = create_chat_client(model)
+        if "SmolLM2-135M" in str(getattr(live, "model", "")):
+            sys.exit(f"mcp_agent.py: {EMBEDDED_MODEL_REFUSED}")
     with tempfile.TemporaryDirectory() as temp:
         repo = make_repository(Path(temp))
         servers = [
@@ -123,15 +139,8 @@ async def main(model: str | None) -> None:
         async with MCPClient(servers) as mcp:
             print("MCP tools offered to the agent:")
             print(mcp.describe_tools_for_llm(detail="names"))
-            chat_client: ChatClient
-            if model is None:
-                chat_client = scripted_model(repo)
-            else:
-                from agentic_llm import create_chat_client
-
-                chat_client = create_chat_client(model)
             agent = ChatAgent(
-                chat_client,
+                live if live is not None else scripted_model(repo),
                 "Answer with the tools; quote times and commit subjects exactly.",
                 name="mcp-assistant",
                 tools=mcp.get_tools(),

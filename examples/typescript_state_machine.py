@@ -1,5 +1,9 @@
 """A TypeScript state machine written, compiled, tested and repaired by a graph of agents.
 
+Model: a scripted one by default (no model needed). ``--model`` needs a model that writes
+working TypeScript from a page of instructions, such as openai:gpt-4o-mini or a 7B+ coding model
+on Ollama; the embedded SmolLM2-135M (``--model local``) cannot, so it is refused.
+
 The seeds' full code-generation graph (``graph-architecture.md``, "Flow Complet: Exemple
 TypeScript"), against the real TypeScript compiler and Node's test runner::
 
@@ -72,6 +76,11 @@ from agentic_orchestrator import (
 from agentic_sandbox import ProcessSandbox
 
 LANGUAGE = "typescript"
+EMBEDDED_MODEL_REFUSED = (
+    "--model needs a model that writes working TypeScript from a page of instructions, such as "
+    "openai:gpt-4o-mini or a 7B+ coding model on Ollama; the embedded SmolLM2-135M "
+    "(--model local) cannot, so it is refused."
+)
 REPO_TYPESCRIPT_DIR = Path(__file__).resolve().parents[1] / ".cache" / "typescript"
 
 REQUEST = (
@@ -407,6 +416,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from agentic_llm import create_chat_client
 
         client: ChatClient = create_chat_client(args.model)
+        if "SmolLM2-135M" in str(getattr(client, "model", "")):
+            sys.exit(f"typescript_state_machine.py: {EMBEDDED_MODEL_REFUSED}")
     else:
         client = scripted_client()
     return asyncio.run(run(client, args.typescript_dir, args.max_attempts, args.verbose))

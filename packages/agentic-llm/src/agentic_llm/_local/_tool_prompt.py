@@ -39,14 +39,17 @@ def render_tool_prompt(
     messages: Sequence[ChatMessage], reply_format: ToolReplyFormat
 ) -> list[JSONObject]:
     """``messages`` as plain ``{"role", "content"}`` chat messages for the model: one system
-    message (the caller's instructions, the tools and the reply rule), the worked examples,
-    then the conversation."""
+    message (the caller's instructions, the tools and the reply rule), the worked examples
+    (only when ``reply_format`` offers tools), then the conversation."""
     instructions = [m.text for m in messages if m.role is Role.SYSTEM and m.text]
     system = "\n\n".join([*(instructions or [DEFAULT_INSTRUCTIONS]), _rules(reply_format)])
     rendered: list[JSONObject] = [{"role": "system", "content": system}]
-    rendered.extend(
-        _examples(reply_format.tools[:MAX_EXAMPLES], answered=not reply_format.allow_tools)
-    )
+    if reply_format.tools:
+        # Worked examples only for a request that offers tools: shown to an agent without any,
+        # a small model repeats their "The result is 5." instead of answering.
+        rendered.extend(
+            _examples(reply_format.tools[:MAX_EXAMPLES], answered=not reply_format.allow_tools)
+        )
     names = _call_names(messages)
     for message in messages:
         if message.role is Role.SYSTEM:
