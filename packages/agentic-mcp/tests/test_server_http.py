@@ -24,7 +24,15 @@ from mcp.shared._httpx_utils import create_mcp_http_client  # pyright: ignore[re
 
 from agentic_core import ChatAgent, ChatMessage, FunctionCallContent, ServerGuardError
 from agentic_core.testing import ScriptedChatClient
-from agentic_mcp import MCPClient, MCPServeError, MCPServerConfig, create_mcp_server, serve_mcp
+from agentic_mcp import (
+    MCPClient,
+    MCPServeError,
+    MCPServerConfig,
+    create_mcp_server,
+    serve_mcp,
+)
+from agentic_mcp._server._serve import mcp_asgi_app
+from agentic_mcp._server._server import serves_agents_only
 from tests.fixtures.servers import free_port
 
 SCRIPT = Path(__file__).parent / "servers" / "served_targets.py"
@@ -275,3 +283,53 @@ async def test_create_mcp_server_builds_without_serving() -> None:
         create_mcp_server(build_targets() + build_targets())
     with pytest.raises(MCPServeError, match="cannot serve"):
         create_mcp_server([object()])  # pyright: ignore[reportArgumentType]
+
+
+# -- JSON responses ------------------------------------------------------------------------------
+
+
+async def content_type_of_initialize(url: str) -> str:
+    async with httpx.AsyncClient(timeout=TIMEOUT_S) as http:
+        answer = await http.post(url, json=INIT, headers=MCP_ACCEPT)
+        assert answer.status_code == 200
+        return answer.headers["content-type"]
+
+
+def echo_only() -> list[Any]:
+    return [target for target in build_targets() if isinstance(target, ChatAgent)]
+
+
+async def test_agents_only_are_answered_in_json_and_both_clients_work() -> None:
+    assert serves_agents_only(create_mcp_server(echo_only()))
+    assert not serves_agents_only(create_mcp_server(build_targets()))
+    async with serving(echo_only()) as url, asyncio.timeout(TIMEOUT_S):
+        assert (await content_type_of_initialize(url)).startswith("application/json")
+        async with sdk_session(url) as session:
+            assert [tool.name for tool in (await session.list_tools()).tools] == ["echo"]
+            first = await session.call_tool("echo", {"message": "hello"})
+            second = await session.call_tool("echo", {"message": "again"})
+            assert (text_of(first), text_of(second)) == ("turn 1: hello", "turn 2: again")
+        for protocol in ("legacy", "auto"):
+            config = MCPServerConfig.http("served", url, protocol=protocol)
+            async with MCPClient([config]) as client:
+                first_ = await client.call_tool("served", "echo", {"message": "hi"})
+                second_ = await client.call_tool("served", "echo", {"message": "there"})
+            assert first_.text == "turn 1: hi"
+            assert second_.text == ("turn 2: there" if protocol == "legacy" else "turn 1: there")
+        async with Client(url) as modern:
+            assert text_of(await modern.call_tool("echo", {"message": "new"})) == "turn 1: new"
+
+
+async def test_json_response_follows_the_targets_unless_given() -> None:
+    async with serving(echo_only(), json_response=False) as url, asyncio.timeout(TIMEOUT_S):
+        assert (await content_type_of_initialize(url)).startswith("text/event-stream")
+        async with sdk_session(url) as session:
+            assert text_of(await session.call_tool("echo", {"message": "a"})) == "turn 1: a"
+    async with serving() as url, asyncio.timeout(TIMEOUT_S):  # workflows: streamed
+        assert (await content_type_of_initialize(url)).startswith("text/event-stream")
+    async with serving(json_response=True) as url, asyncio.timeout(TIMEOUT_S):
+        assert (await content_type_of_initialize(url)).startswith("application/json")
+        async with sdk_session(url) as session:  # a workflow still answers, without progress
+            steps = await session.call_tool("steps", {"message": "go"})
+            assert steps.structured_content == {"outputs": ["GO!!"]}
+    assert mcp_asgi_app(echo_only(), json_response=False) is not None

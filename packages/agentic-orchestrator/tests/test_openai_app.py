@@ -3,6 +3,7 @@ how targets are named, and that every body it sends has the shape the ``openai``
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -14,6 +15,8 @@ from agentic_core import ChatAgent, UsageDetails
 from agentic_core.testing import ScriptedChatClient
 from agentic_orchestrator import OrchestrationConfigError, SequentialBuilder, create_openai_app
 from agentic_orchestrator._openai._wire import chunk, completion, model_list
+
+from ._openai_support import HeldModel
 
 BASE = "http://127.0.0.1:8000"
 
@@ -126,3 +129,72 @@ def test_bad_bounds_are_refused() -> None:
         create_openai_app([agent()], max_concurrent_runs=0)
     with pytest.raises(OrchestrationConfigError, match="run_timeout_s"):
         create_openai_app([agent()], run_timeout_s=0)
+
+
+async def stream_writes(target: ChatAgent, *, release: Any = None) -> list[bytes]:
+    """The body writes of one streamed answer, the app called directly (``release``, when
+    given, is awaited once the first write is out: a run that waits)."""
+    app = create_openai_app([target])
+    request = (
+        b'{"model": "%s", "stream": true, "stream_options": {"include_usage": true},'
+        b' "messages": [{"role": "user", "content": "hi"}]}' % (target.name or "").encode()
+    )
+    writes: list[bytes] = []
+    first_write = asyncio.Event()
+    requested = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal requested
+        if not requested:
+            requested = True
+            return {"type": "http.request", "body": request, "more_body": False}
+        await asyncio.Event().wait()  # the client stays
+        raise AssertionError
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body":
+            writes.append(message["body"])
+            first_write.set()
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/v1/chat/completions",
+        "raw_path": b"/v1/chat/completions",
+        "query_string": b"",
+        "root_path": "",
+        "scheme": "http",
+        "server": ("127.0.0.1", 8000),
+        "client": ("127.0.0.1", 50000),
+        "headers": [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json")],
+        "http_version": "1.1",
+    }
+    answered = asyncio.ensure_future(app(scope, receive, send))
+    if release is not None:
+        await asyncio.wait_for(first_write.wait(), 10)
+        assert len(writes) == 1
+        release()
+    await asyncio.wait_for(answered, 10)
+    return writes
+
+
+async def test_a_stream_writes_what_is_ready_at_once_in_one_write() -> None:
+    [body] = await stream_writes(agent())  # the last write (more_body false) too
+    events = body.split(b"\n\n")
+    assert events[-2:] == [b"data: [DONE]", b""]
+    chunks = [
+        ChatCompletionChunk.model_validate_json(e.removeprefix(b"data: ")) for e in events[:-2]
+    ]
+    assert [c.choices[0].delta.role for c in chunks[:1]] == ["assistant"]
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "hello"
+    assert chunks[-2].choices[0].finish_reason == "stop"
+    assert chunks[-1].usage is not None
+
+
+async def test_a_stream_writes_the_role_chunk_while_the_run_waits() -> None:
+    held = HeldModel()
+    writes = await stream_writes(held.agent(), release=held.release.set)
+    assert b'"role":"assistant"' in writes[0]
+    assert b"released" not in writes[0]
+    assert b"released" in writes[1]
+    assert writes[1].endswith(b"data: [DONE]\n\n")

@@ -3,6 +3,7 @@ bounded concurrent runs and a timeout on each."""
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import anyio
@@ -17,7 +18,12 @@ from agentic_mcp._server._results import tool_error
 from agentic_mcp._server._targets import ServedTarget, Targets, message_argument, served_targets
 from agentic_mcp._server._workflows import PausedCalls, run_workflow
 
-__all__ = ["DEFAULT_MAX_CONCURRENT_RUNS", "DEFAULT_TIMEOUT_S", "create_mcp_server"]
+__all__ = [
+    "DEFAULT_MAX_CONCURRENT_RUNS",
+    "DEFAULT_TIMEOUT_S",
+    "create_mcp_server",
+    "serves_agents_only",
+]
 
 DEFAULT_TIMEOUT_S = 600.0
 """How long one call may run (elicitation waits included) by default."""
@@ -25,6 +31,14 @@ DEFAULT_MAX_CONCURRENT_RUNS = 16
 """How many calls may run at once by default; more are answered 'busy'."""
 
 _log = structlog.get_logger("agentic_mcp.server")
+_AGENTS_ONLY: weakref.WeakSet[Server[Any]] = weakref.WeakSet()
+"""The servers ``create_mcp_server`` made that serve agents only (no workflow)."""
+
+
+def serves_agents_only(server: Server[Any]) -> bool:
+    """Whether ``server`` was made by ``create_mcp_server`` and serves agents only: none of its
+    calls reports progress or asks the client by elicitation (False for any other server)."""
+    return server in _AGENTS_ONLY
 
 
 class _Tools:
@@ -125,11 +139,15 @@ def create_mcp_server(
     """
     if timeout_s <= 0 or max_concurrent_runs < 1:
         raise MCPServeError("timeout_s must be positive and max_concurrent_runs at least 1")
-    tools = _Tools(served_targets(targets), timeout_s, max_concurrent_runs)
-    return Server(
+    served = served_targets(targets)
+    tools = _Tools(served, timeout_s, max_concurrent_runs)
+    server: Server[Any] = Server(
         name,
         version=version,
         instructions=instructions,
         on_list_tools=tools.list_tools,
         on_call_tool=tools.call_tool,
     )
+    if all(item.kind == "agent" for item in served):
+        _AGENTS_ONLY.add(server)
+    return server

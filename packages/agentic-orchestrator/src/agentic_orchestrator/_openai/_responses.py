@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncGenerator
-from typing import Any, cast
+from collections.abc import AsyncGenerator, Awaitable, Generator
+from typing import Any, Generic, TypeVar, cast
 
 import structlog
 from starlette.responses import Response
@@ -33,6 +33,7 @@ from agentic_orchestrator._openai._wire import (
 __all__ = ["CompletionResponse", "error_response"]
 
 _log = structlog.get_logger("agentic_orchestrator.openai")
+_T = TypeVar("_T")
 _ERROR_SEND_S = 5.0
 """How long the error event of a stream may take to reach a slow client."""
 
@@ -128,17 +129,27 @@ class CompletionResponse(Response):
                 ],
             }
         )
+        events = _Events(send)
+        failure: EndpointError | None = None
         try:
             async with asyncio.timeout(self.timeout_s):
-                await self._send_chunks(send)
+                await self._send_chunks(events)
         except EndpointError as error:
-            await self._send_error_event(send, error)
+            failure = error
         except Exception as exc:  # noqa: BLE001 - answered as an error event, logged
-            await self._send_error_event(send, self._failure(exc))
-        with contextlib.suppress(OSError):  # the client left: the listener saw it
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            failure = self._failure(exc)
+        if failure is None:
+            with contextlib.suppress(OSError):  # the client left: the listener saw it
+                await events.flush(more_body=False)
+            return
+        events.add(_error_of(failure))
+        with contextlib.suppress(TimeoutError, OSError):
+            async with asyncio.timeout(_ERROR_SEND_S):
+                await events.flush(more_body=False)
 
-    async def _send_chunks(self, send: Send) -> None:
+    async def _send_chunks(self, events: _Events) -> None:
+        """Write the chunks as the run gives them; the tail (finish, usage, ``[DONE]``) is
+        left in ``events`` for the closing write."""
         usage_too = self.request.include_usage
 
         def event(**fields: Any) -> dict[str, Any]:
@@ -150,15 +161,19 @@ class CompletionResponse(Response):
                 **fields,
             )
 
-        await _send_event(send, event(delta={"role": "assistant", "content": ""}))
+        events.add(event(delta={"role": "assistant", "content": ""}))
         final: AgentResponse | None = None
-        updates = self.model.agent.run_stream(self.messages)
+        updates = aiter(self.model.agent.run_stream(self.messages))
         try:
-            async for update in updates:
+            while True:
+                try:
+                    update = await events.flushing_if_blocked(anext(updates))
+                except StopAsyncIteration:
+                    break
                 if update.done:
                     final = update.response
                 elif update.text and not self.model.is_workflow:
-                    await _send_event(send, event(delta={"content": update.text}))
+                    events.add(event(delta={"content": update.text}))
         finally:
             if isinstance(updates, AsyncGenerator):  # closed now, not by the garbage collector
                 await cast("AsyncGenerator[Any, None]", updates).aclose()
@@ -169,16 +184,11 @@ class CompletionResponse(Response):
         self._check_answerable(final)
         if self.model.is_workflow and final.text:
             # A workflow's inner agents speak in turns; its answer is the reply alone.
-            await _send_event(send, event(delta={"content": final.text}))
-        await _send_event(send, event(finish_reason="stop"))
+            events.add(event(delta={"content": final.text}))
+        events.add(event(finish_reason="stop"))
         if usage_too:
-            await _send_event(send, event(usage=final.usage))
-        await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": True})
-
-    async def _send_error_event(self, send: Send, error: EndpointError) -> None:
-        with contextlib.suppress(TimeoutError, OSError):
-            async with asyncio.timeout(_ERROR_SEND_S):
-                await _send_event(send, _error_of(error))
+            events.add(event(usage=final.usage))
+        events.add_raw(b"data: [DONE]\n\n")
 
     # -- what cannot be answered -----------------------------------------------------------------
 
@@ -246,9 +256,71 @@ async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
     await send({"type": "http.response.body", "body": data})
 
 
-async def _send_event(send: Send, data: dict[str, Any]) -> None:
-    payload = b"data: " + json.dumps(data, separators=(",", ":")).encode() + b"\n\n"
-    await send({"type": "http.response.body", "body": payload, "more_body": True})
+class _Events:
+    """The server-sent events of one stream, written in as few body writes as keep them
+    timely: events are held until the run would wait (``flushing_if_blocked``) or the stream
+    ends, then written at once. The bytes are the same; only the writes are fewer."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.held: list[bytes] = []
+
+    def add(self, data: dict[str, Any]) -> None:
+        self.held.append(b"data: " + json.dumps(data, separators=(",", ":")).encode() + b"\n\n")
+
+    def add_raw(self, event: bytes) -> None:
+        self.held.append(event)
+
+    async def flush(self, *, more_body: bool = True) -> None:
+        body = b"".join(self.held)
+        self.held.clear()
+        if body or not more_body:
+            await self._send({"type": "http.response.body", "body": body, "more_body": more_body})
+
+    def flushing_if_blocked(self, step: Awaitable[_T]) -> Awaitable[_T]:
+        """``step`` awaited in this task; the held events are written first when it cannot
+        finish at once (so a client sees what is ready while the run works on)."""
+        return _FlushingIfBlocked(step, self)
+
+
+class _FlushingIfBlocked(Generic[_T]):
+    """Awaits ``step`` in the awaiting task (its context variables as they are) and, should
+    it suspend, writes the held events before suspending with it."""
+
+    def __init__(self, step: Awaitable[_T], events: _Events) -> None:
+        self._step = step
+        self._events = events
+
+    def __await__(self) -> Generator[Any, Any, _T]:
+        inner = self._step.__await__()
+        try:
+            waiting = inner.send(None)
+        except StopIteration as done:
+            return cast("_T", done.value)
+        if self._events.held:
+            try:
+                yield from self._events.flush().__await__()
+            except BaseException as exc:  # noqa: BLE001 - cancelled while writing: the step hears it
+                try:
+                    waiting = inner.throw(exc)
+                except StopIteration as done:
+                    return cast("_T", done.value)
+        while True:
+            try:
+                sent = yield waiting
+            except GeneratorExit:
+                inner.close()
+                raise
+            except BaseException as exc:  # noqa: BLE001 - passed on to the step
+                try:
+                    waiting = inner.throw(exc)
+                except StopIteration as done:
+                    return cast("_T", done.value)
+            else:
+                try:
+                    waiting = inner.send(sent)
+                except StopIteration as done:
+                    return cast("_T", done.value)
 
 
 async def _disconnect(receive: Receive) -> None:
