@@ -1,10 +1,22 @@
 """``A2AApp``, the ASGI app ``serve_a2a`` returns, and the small ASGI layers around the SDK's
-routes: the run-slot check (429) and the log line of a client gone mid-answer."""
+routes: the run-slot check (429) and the log line of a client gone mid-answer.
+
+Also the switch that spares served requests the ``a2a-sdk``'s own spans when nobody records
+them (``skip_idle_sdk_spans``): the SDK wraps its server classes' methods in OpenTelemetry spans
+at import (``a2a.utils.telemetry.trace_class``), about 60 per message, and with no SDK tracer
+provider installed each is a non-recording span that still costs context switches and calls.
+"""
 
 from __future__ import annotations
 
+import functools
+import importlib
+import inspect
 import json
+import sys
 from collections.abc import Awaitable, Callable, MutableMapping
+from contextvars import ContextVar
+from types import CodeType, FunctionType, ModuleType
 from typing import Any, cast
 
 import structlog
@@ -16,7 +28,7 @@ from agentic_bus._a2a._errors import A2AServeError
 from agentic_bus._a2a._executor import RunSlots
 from agentic_core import ServerGuard, serve_asgi
 
-__all__ = ["A2AApp", "Busy"]
+__all__ = ["A2AApp", "Busy", "skip_idle_sdk_spans"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -65,10 +77,12 @@ class A2AApp:
             await self.guard(scope, receive, send)
             return
         token = base_url.set(_base_of(scope))
+        untraced = _sdk_untraced.set(not _tracing_on())
         try:
             watched = _Watched(scope, receive, send)
             await self.guard(scope, watched.receive, watched.send)
         finally:
+            _sdk_untraced.reset(untraced)
             base_url.reset(token)
 
 
@@ -169,3 +183,102 @@ def _base_of(scope: Scope) -> str | None:
         if bytes(name).lower() == b"host":
             return f"{scope.get('scheme', 'http')}://{bytes(value).decode('latin-1')}"
     return None
+
+
+# -- the SDK's spans, only when recorded --------------------------------------------------------
+
+_sdk_untraced: ContextVar[bool] = ContextVar("agentic_bus_a2a_sdk_untraced", default=False)
+"""True in a request ``A2AApp`` serves while no SDK tracer provider is installed (and in the
+tasks the request starts: the SDK's queues and the run copy its context)."""
+
+_SDK_TRACED = (
+    ("a2a.server.request_handlers.default_request_handler_v2", "DefaultRequestHandlerV2"),
+    ("a2a.server.routes.jsonrpc_dispatcher", "JsonRpcDispatcher"),
+    ("a2a.server.events.event_queue_v2", "EventQueueSource"),
+    ("a2a.server.tasks.task_manager", "append_artifact_to_task"),
+)
+"""The SDK's traced classes and functions a served message goes through (module, name)."""
+
+
+def skip_idle_sdk_spans() -> None:
+    """Make the ``a2a-sdk``'s traced server methods skip their span inside a request served by
+    an ``A2AApp`` while no OpenTelemetry SDK tracer provider is installed.
+
+    Each method the SDK wrapped (``trace_function``) is replaced by a switch calling either the
+    SDK's traced method, as before, or the method it wraps. Outside ``A2AApp`` requests (other
+    code using the SDK in this process) and whenever a provider is installed, the traced method
+    runs: the spans are the SDK's, unchanged. Idempotent; a newer SDK whose wrappers differ is
+    left as it is (its spans stay).
+    """
+    wrappers = _sdk_wrapper_codes()
+    if not wrappers:
+        return
+    for module_name, name in _SDK_TRACED:
+        module = _module(module_name)
+        found: object = getattr(module, name, None)
+        owner: object = found if isinstance(found, type) else module
+        members = dict(vars(found)) if isinstance(found, type) else {name: found}
+        for member, value in members.items():
+            if isinstance(value, FunctionType) and value.__code__ in wrappers:
+                setattr(owner, member, _switch(value))
+
+
+def _module(name: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(name)
+    except ImportError:  # pragma: no cover - another SDK layout: its spans stay
+        return None
+
+
+def _sdk_wrapper_codes() -> frozenset[CodeType]:
+    """The code of ``trace_function``'s async and sync wrappers (what a traced method runs)."""
+    trace: object = getattr(_module("a2a.utils.telemetry"), "trace_function", None)
+    if not callable(trace):  # pragma: no cover - an SDK without its tracing helpers
+        return frozenset()
+
+    async def probe_async() -> None:  # pragma: no cover - never called
+        return None
+
+    def probe() -> None:  # pragma: no cover - never called
+        return None
+
+    codes: set[CodeType] = set()
+    for probe_fn in (probe_async, probe):
+        wrapped = trace(probe_fn)
+        if isinstance(wrapped, FunctionType) and getattr(wrapped, "__wrapped__", None) is probe_fn:
+            codes.add(wrapped.__code__)
+    return frozenset(codes)
+
+
+def _switch(traced: FunctionType) -> Callable[..., Any]:
+    """``traced`` (an SDK wrapper), or the function it wraps when the span would go nowhere.
+    As async as ``traced`` is (Starlette and the SDK look)."""
+    plain: Callable[..., Any] = traced.__dict__["__wrapped__"]
+
+    if inspect.iscoroutinefunction(traced):
+
+        @functools.wraps(plain)
+        async def switch_async(*args: Any, **kwargs: Any) -> Any:
+            if _sdk_untraced.get():
+                return await plain(*args, **kwargs)
+            return await traced(*args, **kwargs)
+
+        return switch_async
+
+    @functools.wraps(plain)
+    def switch(*args: Any, **kwargs: Any) -> Any:
+        if _sdk_untraced.get():
+            return plain(*args, **kwargs)
+        return traced(*args, **kwargs)
+
+    return switch
+
+
+def _tracing_on() -> bool:
+    """Whether an SDK tracer provider is installed (the check of ``agentic_core``'s telemetry:
+    OpenTelemetry imported and its provider neither the proxy nor the no-op one)."""
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None:
+        return False
+    provider = trace.get_tracer_provider()
+    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)

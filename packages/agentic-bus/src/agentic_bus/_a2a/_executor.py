@@ -60,12 +60,28 @@ class RunSlots:
 
 
 class TaskRun:
-    """One ``execute`` call: its task, the incoming message, and the updater of the task."""
+    """One ``execute`` call: its task, the incoming message, and the updater of the task.
 
-    def __init__(self, task: Task, message: Message, updater: TaskUpdater) -> None:
+    ``watched`` is whether a client may follow the run as it goes (a streamed message, a send
+    that returns at once, anything but a plain blocking ``SendMessage``): then the target's
+    output is worth streaming into the task; otherwise only the finished answer is read.
+    ``new`` is whether the message starts the task (it waits for nothing yet).
+    """
+
+    def __init__(
+        self,
+        task: Task,
+        message: Message,
+        updater: TaskUpdater,
+        *,
+        watched: bool = True,
+        new: bool = False,
+    ) -> None:
         self.task = task
         self.message = message
         self.updater = updater
+        self.watched = watched
+        self.new = new
 
     @property
     def task_id(self) -> str:
@@ -105,10 +121,12 @@ class TaskExecutor(AgentExecutor):
         if message is None:
             raise InvalidParamsError(message="a message is needed to run a task")
         task = context.current_task
+        new = task is None
         if task is None:
             task = new_task_from_user_message(message)
             await event_queue.enqueue_event(task)
-        run = TaskRun(task, message, TaskUpdater(event_queue, task.id, task.context_id))
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+        run = TaskRun(task, message, updater, watched=_watched(context), new=new)
         with self.slots.slot() as free:
             if not free:
                 await run.say(
@@ -121,7 +139,8 @@ class TaskExecutor(AgentExecutor):
     async def _bounded(self, run: TaskRun) -> None:
         try:
             async with asyncio.timeout(self.timeout_s):
-                await run.updater.start_work()
+                if run.watched or not run.new:  # a new task's blocking send sees its end only
+                    await run.updater.start_work()
                 await self.work(run)
         except TimeoutError:
             _log.warning("a2a.run_timed_out", target=self.name, task_id=run.task_id)
@@ -159,6 +178,18 @@ async def closing(stream: AsyncIterator[T]) -> AsyncGenerator[AsyncIterator[T]]:
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
             await aclose()
+
+
+_BLOCKING_SENDS = frozenset({"SendMessage", "message/send"})
+"""The JSON-RPC methods of a message answered once its task stops (A2A 1.0, 0.3)."""
+
+
+def _watched(context: RequestContext) -> bool:
+    """Whether a client may follow the run of ``context`` as it goes (see ``TaskRun``)."""
+    if context.call_context.state.get("method") not in _BLOCKING_SENDS:
+        return True
+    configuration = context.configuration
+    return configuration is not None and configuration.return_immediately
 
 
 def _shown(exc: BaseException) -> str:

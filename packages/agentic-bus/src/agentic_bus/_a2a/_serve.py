@@ -19,7 +19,7 @@ from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
 from starlette.applications import Starlette
 
 from agentic_bus._a2a._agent_task import AgentTaskExecutor
-from agentic_bus._a2a._app import A2AApp, Busy
+from agentic_bus._a2a._app import A2AApp, Busy, skip_idle_sdk_spans
 from agentic_bus._a2a._card import RPC_PATH, card_for, card_with_url
 from agentic_bus._a2a._errors import A2AServeError
 from agentic_bus._a2a._executor import RunSlots, TaskExecutor
@@ -92,6 +92,7 @@ def serve_a2a(
         ```
     """
     _check_bounds(max_concurrent_runs, run_timeout_s, max_body_bytes)
+    skip_idle_sdk_spans()
     if url is not None and redact_url(url) != url:
         raise A2AServeError(
             f"serve_a2a: url={redact_url(url)!r} holds credentials; the card is public, give "

@@ -5,6 +5,13 @@ wherever the state store keeps them (in memory, Redis, NATS KV) and a restarted 
 them. ``list`` reads every task and hands them to the SDK's own in-memory store to filter,
 order and page them: the protocol's paging rules are the SDK's, not ours.
 
+The SDK saves a task at every event (created, working, each artifact chunk, each status
+message, the end). The store is written when a task is created or starts running here, and
+whenever it stops running (completed, failed, canceled, rejected, waiting for input): what a
+restarted server needs. Saves in between, while the task stays ``submitted`` or ``working``,
+are kept in this process only, and this store's ``get`` and ``list`` answer them; another
+process on the same state store sees such a task as it was when it started running.
+
 Tasks are not scoped by caller: the server's one token admits to all of them.
 """
 
@@ -15,7 +22,7 @@ from typing import Any, cast
 from a2a.server.agent_execution import RequestContext, SimpleRequestContextBuilder
 from a2a.server.context import ServerCallContext
 from a2a.server.tasks import InMemoryTaskStore, TaskStore
-from a2a.types import ListTasksRequest, ListTasksResponse, SendMessageRequest, Task
+from a2a.types import ListTasksRequest, ListTasksResponse, SendMessageRequest, Task, TaskState
 from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 
 from agentic_core import StateStore, StorageError
@@ -29,18 +36,44 @@ class StateTaskStore(TaskStore):
     def __init__(self, store: StateStore, *, prefix: str = "a2a") -> None:
         self.store = store
         self.prefix = prefix.rstrip("/")
+        self._running: dict[str, Task] = {}
+        """The latest save of each task running here since its last write to the store."""
+        self._new: dict[str, None] = {}
+        """Ids this server made for new tasks not saved yet: no use asking the store."""
+
+    def expect_new(self, task_id: str) -> None:
+        """``task_id`` was just made here for a new task: until it is saved, it is not found
+        without a read (the SDK asks a few times before the first save)."""
+        self._new[task_id] = None
+        if len(self._new) > _NEW_KEPT:  # ids of requests that failed before any save
+            del self._new[next(iter(self._new))]
 
     def _key(self, task_id: str) -> str:
         return f"{self.prefix}/task/{task_id}"
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
-        """Save (or replace) ``task``."""
+        """Save (or replace) ``task``: in the state store when it is new here or its run
+        stops, else in this process until then (see the module's doc)."""
         del context
+        self._new.pop(task.id, None)
+        running = task.status.state in _RUNNING
+        if running and task.id in self._running:
+            self._running[task.id] = _copy(task)  # the SDK goes on changing its own
+            return
         await self.store.set(self._key(task.id), MessageToDict(task))
+        if running:
+            self._running[task.id] = _copy(task)
+        else:
+            self._running.pop(task.id, None)
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
         """The task ``task_id``, or None."""
         del context
+        running = self._running.get(task_id)
+        if running is not None:
+            return _copy(running)
+        if task_id in self._new:
+            return None
         key = self._key(task_id)
         return _task(key, await self.store.get(key))
 
@@ -48,15 +81,23 @@ class StateTaskStore(TaskStore):
         """The tasks ``params`` selects, paged as the SDK pages them."""
         keys = await self.store.keys(f"{self.prefix}/task/")
         page = InMemoryTaskStore(use_copying=False)
+        running = dict(self._running)
         for key in keys:
-            task = _task(key, await self.store.get(key))
+            task_id = key.removeprefix(f"{self.prefix}/task/")
+            task = _copy(running.pop(task_id)) if task_id in running else None
+            if task is None:
+                task = _task(key, await self.store.get(key))
             if task is not None:
                 await page.save(task, context)
+        for task in running.values():  # running here, its first write still on its way
+            await page.save(_copy(task), context)
         return await page.list(params, context)
 
     async def delete(self, task_id: str, context: ServerCallContext) -> None:
         """Forget the task ``task_id`` (nothing when there is none)."""
         del context
+        self._running.pop(task_id, None)
+        self._new.pop(task_id, None)
         await self.store.delete(self._key(task_id))
 
 
@@ -65,7 +106,7 @@ class TaskContextBuilder(SimpleRequestContextBuilder):
     task's context (A2A lets a client leave it out; the SDK would make a new one, which a
     task of a restarted server then refuses as a mismatch)."""
 
-    def __init__(self, store: TaskStore) -> None:
+    def __init__(self, store: StateTaskStore) -> None:
         super().__init__(task_store=store)
         self._tasks = store
 
@@ -82,7 +123,22 @@ class TaskContextBuilder(SimpleRequestContextBuilder):
             stored = await self._tasks.get(task_id, context)
             if stored is not None and stored.context_id:
                 context_id = stored.context_id
-        return await super().build(context, params, task_id, context_id, task)
+        built = await super().build(context, params, task_id, context_id, task)
+        if not task_id and built.task_id:  # a message starting a task: its id made just now
+            self._tasks.expect_new(built.task_id)
+        return built
+
+
+_NEW_KEPT = 10_000
+
+_RUNNING = frozenset({TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING})
+"""States a task passes through while it runs; any other ends (or pauses) its run."""
+
+
+def _copy(task: Task) -> Task:
+    copied = Task()
+    copied.CopyFrom(task)
+    return copied
 
 
 def _task(key: str, value: Any) -> Task | None:
