@@ -3,6 +3,7 @@
 # Order matters: a plugin imported by a later one must be registered first (assertion rewriting).
 pytest_plugins = [
     "tests.fixtures.servers",
+    "tests.fixtures.system_tools",
     "tests.fixtures.llm",
     "tests.fixtures.podman",
     "tests.fixtures.dockerd",

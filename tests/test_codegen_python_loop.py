@@ -6,7 +6,6 @@ Skips with the reason where bwrap cannot make a sandbox; fails instead under
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import AsyncIterator
 
 import pytest
@@ -15,7 +14,7 @@ from agentic_core import AgentRunUpdateEvent, WorkflowOutputEvent
 from agentic_core.testing import ScriptedChatClient
 from agentic_orchestrator import CodeGenResult, code_loop
 from agentic_sandbox import ProcessSandbox
-from tests.fixtures.servers import missing_service
+from tests.fixtures.system_tools import require_ready_sandbox, require_tools
 
 pytestmark = pytest.mark.slow
 
@@ -39,12 +38,11 @@ async def sandbox(request: pytest.FixtureRequest) -> AsyncIterator[ProcessSandbo
     other uid gets the system's python3, which may not): the validators handle both.
     """
     use_bwrap = request.param == "bwrap"
-    if use_bwrap and shutil.which("bwrap") is None:
-        missing_service("bwrap not found: install bubblewrap (apt-get install bubblewrap)")
+    if use_bwrap:
+        require_tools("bwrap")
     # The default workdir (the system temporary directory) is reachable by the sandbox uid.
     async with ProcessSandbox(timeout_s=30, memory_mb=256, use_bwrap=use_bwrap) as box:
-        if not await box.is_ready():
-            missing_service(f"ProcessSandbox ({request.param}) cannot run here")
+        await require_ready_sandbox(box)
         yield box
 
 

@@ -24,6 +24,9 @@ from agentic_orchestrator._cli._demo._run import run_demo
 from agentic_orchestrator._cli._demo._scripted import scripted_demo_client
 
 pytestmark = pytest.mark.slow
+# The demo's code loop runs in a ProcessSandbox: where none can run (no bubblewrap, no working
+# `unshare`), these skip naming what to install (fail under AGENTIC_REQUIRE_SERVICES=1).
+needs_code_sandbox = pytest.mark.usefixtures("process_sandbox_works")
 
 _ROOT = Path(__file__).resolve().parents[1]
 _AGENTIC = Path(sys.executable).with_name("agentic")
@@ -46,6 +49,7 @@ async def test_the_checker_sends_a_wrong_tool_call_back() -> None:
     assert "Cheese" in plan.fillings
 
 
+@needs_code_sandbox
 async def test_the_demo_succeeds_with_the_scripted_model() -> None:
     out = io.StringIO()
     code = await run_demo(console=Console(file=out, width=100), model="scripted")
@@ -77,11 +81,13 @@ def _agentic_demo(timeout_s: float, **env: str) -> subprocess.CompletedProcess[s
     return done
 
 
+@needs_code_sandbox
 def test_agentic_demo_as_a_command_with_the_scripted_model() -> None:
     done = _agentic_demo(300, AGENTIC_MODEL="scripted")
     assert "sandwiches_needed" in done.stdout
 
 
+@needs_code_sandbox
 def test_agentic_demo_with_the_embedded_model() -> None:
     """The README's first command as a newcomer runs it: no key, no server, the local model."""
     done = _agentic_demo(600, AGENTIC_DEMO_SEED="0")
@@ -94,6 +100,7 @@ def clueless_model() -> FunctionChatClient:
     return FunctionChatClient(lambda messages, options: "I do not know.")
 
 
+@needs_code_sandbox
 def test_agentic_demo_through_the_typer_runner(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTIC_MODEL", "scripted")
     result = CliRunner().invoke(app, ["demo", "--quiet"])
@@ -103,6 +110,7 @@ def test_agentic_demo_through_the_typer_runner(monkeypatch: pytest.MonkeyPatch) 
     assert "superstep" not in result.output  # --quiet: results only
 
 
+@needs_code_sandbox
 def test_the_demo_fails_with_exit_1_when_a_result_is_wrong(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

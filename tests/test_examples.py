@@ -14,13 +14,23 @@ EXAMPLES = sorted([*_ROOT.glob("*.py"), *_ROOT.glob("patterns/*.py")])
 
 pytestmark = pytest.mark.slow
 
+NEEDS: dict[str, tuple[str, ...]] = {
+    "typescript_state_machine": ("process_sandbox_works", "node_24_on_path"),
+}
+"""Fixtures an example needs beyond Python: a ProcessSandbox that runs here (else the test skips
+naming what to install, or fails under AGENTIC_REQUIRE_SERVICES=1), Node.js on ``PATH``."""
+
 
 @pytest.mark.parametrize(
     "example",
     EXAMPLES,
     ids=[path.relative_to(_ROOT).with_suffix("").as_posix() for path in EXAMPLES],
 )
-def test_example_runs_offline(example: Path, tmp_path: Path) -> None:
+def test_example_runs_offline(
+    example: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    for fixture in NEEDS.get(example.stem, ()):
+        request.getfixturevalue(fixture)
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_TOKEN"))}
     done = subprocess.run(
         [sys.executable, str(example)],

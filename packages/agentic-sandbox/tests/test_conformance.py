@@ -11,6 +11,7 @@ from agentic_core.protocols import Sandbox
 from agentic_core.testing.conformance import InteractiveSandboxConformance
 from agentic_sandbox import DockerSandbox, ProcessSandbox
 from tests.fixtures.engines import ContainerEngine
+from tests.fixtures.system_tools import require_ready_sandbox
 
 
 class TestProcessSandbox(InteractiveSandboxConformance):
@@ -19,6 +20,7 @@ class TestProcessSandbox(InteractiveSandboxConformance):
     @pytest.fixture
     async def sandbox(self) -> AsyncIterator[Sandbox]:
         async with ProcessSandbox(max_output_bytes=self.max_output_bytes, timeout_s=20) as box:
+            await require_ready_sandbox(box)
             yield box
 
 

@@ -7,7 +7,6 @@ one tmpfs of ``max_disk_mb`` in the run's own mount namespace.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 
 from agentic_sandbox import ProcessSandbox, SandboxError
 from tests.fixtures.sandbox_attacks import EMPTY_FILES_UNTIL_REFUSED, fill_disk_code
-from tests.fixtures.servers import missing_service
+from tests.fixtures.system_tools import require_tools
 
 QUOTA_MB = 16
 DISK_FULL = f"no space left: the run's disk (the work directory and /tmp together) is full at max_disk_mb={QUOTA_MB}"  # noqa: E501
@@ -23,8 +22,7 @@ DISK_FULL = f"no space left: the run's disk (the work directory and /tmp togethe
 
 def small_disk_sandbox(mode: str, workdir: Path, **options: object) -> ProcessSandbox:
     use_bwrap = mode == "bwrap"
-    if use_bwrap and shutil.which("bwrap") is None:
-        missing_service("bwrap not found: install bubblewrap (apt-get install bubblewrap)")
+    require_tools("bwrap" if use_bwrap else "unshare")
     settings: dict[str, object] = {"max_disk_mb": QUOTA_MB, "max_file_mb": 4, "timeout_s": 10}
     settings.update(options)
     return ProcessSandbox(workdir=workdir, use_bwrap=use_bwrap, **settings)  # pyright: ignore[reportArgumentType]

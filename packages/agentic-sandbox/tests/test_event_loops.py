@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import shutil
 import threading
 import warnings
 from collections.abc import Callable, Coroutine
@@ -21,14 +20,13 @@ import pytest
 from agentic_core import ExecutionResult, Sandbox
 from agentic_sandbox import DockerSandbox, ProcessSandbox
 from tests.fixtures.engines import ContainerEngine
-from tests.fixtures.servers import missing_service
+from tests.fixtures.system_tools import require_tools
 
 SLEEPER = "import sys, time\nprint('up', flush=True)\ntime.sleep(60)\n"
 
 
 def process_sandbox(workdir: Path) -> ProcessSandbox:
-    if shutil.which("bwrap") is None:
-        missing_service("bwrap not found: install bubblewrap (apt-get install bubblewrap)")
+    require_tools("bwrap")
     return ProcessSandbox(workdir=workdir, timeout_s=30, memory_mb=256, use_bwrap=True)
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -36,7 +35,7 @@ from tests.fixtures.sandbox_attacks import (
     unix_connect_code,
     write_each_code,
 )
-from tests.fixtures.servers import missing_service
+from tests.fixtures.system_tools import require_ready_sandbox, require_tools
 
 # -- resource exhaustion ------------------------------------------------------------------------
 
@@ -83,8 +82,7 @@ async def test_a_memory_hog_gets_memory_error(sandbox: ProcessSandbox) -> None:
 )
 async def test_a_node_memory_hog_is_stopped(node_24_on_path: Path, code: str) -> None:
     # Node gets a looser data limit than memory_mb (V8's code range); the hog must still stop.
-    if shutil.which("bwrap") is None:
-        missing_service("bwrap not found: install bubblewrap (apt-get install bubblewrap)")
+    require_tools("bwrap")
     async with ProcessSandbox(timeout_s=20, memory_mb=256, use_bwrap=True) as box:
         result = await box.execute(code, language="js")
     assert result.exit_code != 0
@@ -114,6 +112,7 @@ async def test_an_infinite_loop_is_killed_with_its_whole_tree(
 
 async def test_cpu_seconds_are_limited(tmp_path: Path) -> None:
     async with ProcessSandbox(workdir=tmp_path, cpu_s=1, timeout_s=20) as box:
+        await require_ready_sandbox(box)
         result = await box.execute("while True:\n    pass")
     assert not result.timed_out
     assert result.exit_code in (128 + 9, 128 + 24)  # SIGKILL or SIGXCPU
@@ -137,6 +136,7 @@ async def test_endless_stderr_from_shell_is_cut(sandbox: ProcessSandbox) -> None
 
 async def test_a_huge_file_is_stopped_at_the_file_size_limit(tmp_path: Path) -> None:
     async with ProcessSandbox(workdir=tmp_path, max_file_mb=1) as box:
+        await require_ready_sandbox(box)
         result = await box.execute("head -c 5000000 /dev/zero > big.bin; echo $?", language="sh")
     assert result.stdout.strip() != "0"  # SIGXFSZ killed head
 
@@ -160,8 +160,7 @@ async def test_no_network_cannot_reach_a_server_on_the_host(
 
 
 async def test_network_true_reaches_the_server(tmp_path: Path, tcp_server: int) -> None:
-    if shutil.which("bwrap") is None:
-        missing_service("bwrap is not installed (apt-get install bubblewrap)")
+    require_tools("bwrap")
     async with ProcessSandbox(workdir=tmp_path, network=True, use_bwrap=True) as box:
         result = await box.execute(connect_code(tcp_server))
     assert result.stdout == "pong\n", result.stderr
@@ -332,8 +331,7 @@ async def test_the_run_dies_with_the_process_that_started_it(
     marker_env: dict[str, str],
     leftover_processes: Callable[[], list[int]],
 ) -> None:
-    if mode == "bwrap" and shutil.which("bwrap") is None:
-        missing_service("bwrap not found: install bubblewrap (apt-get install bubblewrap)")
+    require_tools("bwrap" if mode == "bwrap" else "unshare")
     [(variable, marker)] = marker_env.items()
     caller = await asyncio.create_subprocess_exec(
         sys.executable, "-c", _CALLER, str(tmp_path), mode, variable, marker,

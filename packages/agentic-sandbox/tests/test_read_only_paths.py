@@ -16,7 +16,7 @@ import pytest
 
 from agentic_sandbox import ProcessSandbox, SandboxError
 from tests.fixtures.sandbox_attacks import read_each_code, write_each_code
-from tests.fixtures.servers import missing_service
+from tests.fixtures.system_tools import require_ready_sandbox, require_tools
 
 pytestmark = pytest.mark.slow
 
@@ -38,8 +38,7 @@ def toolchain_dir() -> Iterator[Path]:
 
 @pytest.fixture
 async def bound_sandbox(tmp_path: Path, toolchain_dir: Path) -> AsyncIterator[ProcessSandbox]:
-    if shutil.which("bwrap") is None:
-        missing_service("bwrap not found: install bubblewrap (apt-get install bubblewrap)")
+    require_tools("bwrap")
     async with ProcessSandbox(
         workdir=tmp_path,
         timeout_s=10,
@@ -48,8 +47,7 @@ async def bound_sandbox(tmp_path: Path, toolchain_dir: Path) -> AsyncIterator[Pr
         use_bwrap=True,
         read_only_paths=[toolchain_dir],
     ) as box:
-        if not await box.is_ready():
-            missing_service("bwrap is installed but cannot create a sandbox on this machine")
+        await require_ready_sandbox(box)
         yield box
 
 
