@@ -1,3 +1,4 @@
+# pyright: reportMissingImports=false, reportMissingModuleSource=false
 """Serving overhead per request: the OpenAI endpoint, the MCP server and A2A against a bare route.
 
 Run: ``uv run python benches/serve.py [--rounds N] [--target-s S] [--session-requests N]``;
