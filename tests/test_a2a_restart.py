@@ -3,94 +3,33 @@ agent's tool approval, a workflow's ``request_info``), its server process killed
 a new server started on the same Redis, and the task answered by a second client, which gets
 the completed result.
 
-Run as a program (``python test_a2a_restart.py PORT REDIS_URL PREFIX agent|workflow``) it is
-that server: ``serve_a2a`` over a ``RedisStateStore``, until killed.
+Run as a module from the repository root (``python -m tests.test_a2a_restart PORT REDIS_URL
+PREFIX agent|workflow``) it is that server: ``serve_a2a`` over a ``RedisStateStore``, until killed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Never
 
 import httpx
 import pytest
 from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.helpers import get_artifact_text, new_data_part, new_text_part
 from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageRequest, Task, TaskState
-from pydantic import BaseModel
 
-from agentic_core import (
-    ChatAgent,
-    ChatMessage,
-    ChatOptions,
-    Executor,
-    FunctionCallContent,
-    Workflow,
-    WorkflowBuilder,
-    WorkflowContext,
-    handler,
-    response_handler,
-    tool,
-)
-from agentic_core.testing import FunctionChatClient
+from tests.fixtures.a2a_targets import approval_agent, review_workflow
+from tests.fixtures.servers import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+ROOT = Path(__file__).resolve().parents[1]
 
-# -- the served targets (no model: scripted by what the conversation holds) ----------------------
-
-
-@tool(approval_mode="always_require")
-def delete_file(path: str) -> str:
-    """Delete a file (needs a person's approval)."""
-    return f"deleted {path}"
-
-
-def janitor() -> ChatAgent:
-    """Calls ``delete_file`` (waiting for approval), then says what the tool answered."""
-
-    def reply(messages: list[ChatMessage], options: ChatOptions | None) -> ChatMessage | str:
-        del options
-        results = [r for m in messages for r in m.function_results]
-        if results:
-            return f"Done: {results[-1].result}"
-        call = FunctionCallContent(call_id="c1", name="delete_file", arguments={"path": "/tmp/x"})
-        return ChatMessage.assistant(contents=[call])
-
-    return ChatAgent(FunctionChatClient(reply), name="janitor", tools=[delete_file])
-
-
-class Approval(BaseModel):
-    """A reviewer's answer."""
-
-    approved: bool
-    comment: str = ""
-
-
-class Reviewer(Executor):
-    """Asks for an ``Approval`` of its draft, then yields the verdict."""
-
-    @handler
-    async def review(self, draft: str, ctx: WorkflowContext[Never, str]) -> None:
-        await ctx.request_info(f"Approve {draft!r}?", Approval)
-
-    @response_handler
-    async def on_answer(
-        self, question: str, answer: Approval, ctx: WorkflowContext[Never, str]
-    ) -> None:
-        verdict = "approved" if answer.approved else "rejected"
-        await ctx.yield_output(f"{question} -> {verdict} {answer.comment}".strip())
-
-
-def review() -> Workflow:
-    """A draft in, a request for an ``Approval``, the verdict out."""
-    return WorkflowBuilder("review").set_start_executor(Reviewer("reviewer")).build()
+# -- the served targets: tests/fixtures/a2a_targets.py -------------------------------------------
 
 
 async def serve(port: int, redis_url: str, prefix: str, kind: str) -> None:
@@ -98,7 +37,7 @@ async def serve(port: int, redis_url: str, prefix: str, kind: str) -> None:
     from agentic_bus import serve_a2a
     from agentic_storage import RedisStateStore
 
-    target = janitor() if kind == "agent" else review()
+    target = approval_agent() if kind == "agent" else review_workflow()
     app = serve_a2a(target, state_store=RedisStateStore(redis_url, prefix=prefix))
     await app.run(port=port)
 
@@ -106,17 +45,12 @@ async def serve(port: int, redis_url: str, prefix: str, kind: str) -> None:
 # -- the test ------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.contextmanager
 def server_process(port: int, redis_url: str, prefix: str, kind: str) -> Iterator[str]:
     """The server program on ``port``; killed (SIGKILL, by its PID) when the block ends."""
     proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__)), str(port), redis_url, prefix, kind],
+        [sys.executable, "-m", "tests.test_a2a_restart", str(port), redis_url, prefix, kind],
+        cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )

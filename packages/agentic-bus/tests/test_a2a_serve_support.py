@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Never
@@ -21,7 +20,6 @@ from a2a.types import (
     StreamResponse,
     Task,
 )
-from pydantic import BaseModel
 
 from agentic_bus import A2AApp
 from agentic_core import (
@@ -29,18 +27,17 @@ from agentic_core import (
     ChatMessage,
     ChatOptions,
     Executor,
-    FunctionCallContent,
     Workflow,
     WorkflowBuilder,
     WorkflowContext,
     handler,
-    response_handler,
-    tool,
 )
 from agentic_core import (
     Role as ChatRole,
 )
 from agentic_core.testing import FunctionChatClient
+from tests.fixtures.a2a_targets import Approval, approval_agent, review_workflow
+from tests.fixtures.servers import free_port
 
 __all__ = [
     "Approval",
@@ -55,16 +52,10 @@ __all__ = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.asynccontextmanager
 async def served(app: A2AApp) -> AsyncIterator[str]:
     """``app.run()`` on a free loopback port until the block ends; its base URL."""
-    port = _free_port()
+    port = free_port()
     serving = asyncio.create_task(app.run(port=port))
     async with asyncio.timeout(20):
         while True:  # a bounded wait until uvicorn listens
@@ -148,48 +139,6 @@ def echo_agent(**kwargs: Any) -> ChatAgent:
     return ChatAgent(FunctionChatClient(reply), name="echo", description="Echoes.", **kwargs)
 
 
-@tool(approval_mode="always_require")
-def delete_file(path: str) -> str:
-    """Delete a file (needs a person's approval)."""
-    return f"deleted {path}"
-
-
-def approval_agent() -> ChatAgent:
-    """Calls ``delete_file`` (which waits for approval), then says what the tool answered."""
-
-    def reply(messages: list[ChatMessage], options: ChatOptions | None) -> ChatMessage | str:
-        del options
-        results = [r for m in messages for r in m.function_results]
-        if results:
-            return f"Done: {results[-1].result}"
-        call = FunctionCallContent(call_id="c1", name="delete_file", arguments={"path": "/tmp/x"})
-        return ChatMessage.assistant(contents=[call])
-
-    return ChatAgent(FunctionChatClient(reply), name="janitor", tools=[delete_file])
-
-
-class Approval(BaseModel):
-    """A reviewer's answer."""
-
-    approved: bool
-    comment: str = ""
-
-
-class Reviewer(Executor):
-    """Asks for an ``Approval`` of the draft it gets, then yields the verdict."""
-
-    @handler
-    async def review(self, draft: str, ctx: WorkflowContext[Never, str]) -> None:
-        await ctx.request_info(f"Approve {draft!r}?", Approval)
-
-    @response_handler
-    async def on_answer(
-        self, question: str, answer: Approval, ctx: WorkflowContext[Never, str]
-    ) -> None:
-        verdict = "approved" if answer.approved else "rejected"
-        await ctx.yield_output(f"{question} -> {verdict} {answer.comment}".strip())
-
-
 class Slow(Executor):
     """Sleeps ``seconds`` (a float message), then yields ``"woke"``."""
 
@@ -197,11 +146,6 @@ class Slow(Executor):
     async def sleep(self, seconds: float, ctx: WorkflowContext[Never, str]) -> None:
         await asyncio.sleep(seconds)
         await ctx.yield_output("woke")
-
-
-def review_workflow() -> Workflow:
-    """One reviewer: a draft in, a request for an ``Approval``, the verdict out."""
-    return WorkflowBuilder("review").set_start_executor(Reviewer("reviewer")).build()
 
 
 def slow_workflow() -> Workflow:
