@@ -284,3 +284,19 @@ print(sorted(m for m in sys.modules if m.startswith("opentelemetry")))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_tracing_enabled_only_with_an_sdk_tracer_provider(telemetry: Telemetry) -> None:
+    from agentic_core import tracing_enabled
+
+    assert tracing_enabled()
+    del telemetry
+
+
+def test_tracing_is_not_enabled_by_the_default_proxy_provider() -> None:
+    from opentelemetry import trace
+
+    from agentic_core import tracing_enabled
+
+    assert isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    assert not tracing_enabled()

@@ -34,6 +34,7 @@ from agentic_core._server_guard import ServerGuard as ServerGuard
 from agentic_core._server_guard import ServerGuardError as ServerGuardError
 from agentic_core._telemetry import inject_trace_context as inject_trace_context
 from agentic_core._telemetry import trace_context as trace_context
+from agentic_core._telemetry import tracing_enabled as tracing_enabled
 from agentic_core.agents._agent import ChatAgent as ChatAgent
 from agentic_core.agents._agent_executor import AgentExecutor as AgentExecutor
 from agentic_core.agents._agent_executor import AgentExecutorResponse as AgentExecutorResponse

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import Meter
     from opentelemetry.trace import Tracer
 
-__all__ = ["inject_trace_context", "meter", "trace_context", "tracer"]
+__all__ = ["inject_trace_context", "meter", "trace_context", "tracer", "tracing_enabled"]
 
 INSTRUMENTATION_NAME = "agentic"
 
@@ -34,6 +34,19 @@ def _version() -> str:
         return version("agentic-core")
     except PackageNotFoundError:  # pragma: no cover - a source checkout without metadata
         return "0"
+
+
+def tracing_enabled() -> bool:
+    """Whether spans are recorded: OpenTelemetry is imported and an SDK tracer provider (not the
+    proxy or the no-op one) is installed. Cheap: no import, one ``isinstance``.
+
+    Code that wraps a library making its own spans can skip them when this is False.
+    """
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None:
+        return False
+    provider = trace.get_tracer_provider()
+    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
 
 
 def tracer() -> Tracer | None:

@@ -13,7 +13,6 @@ import functools
 import importlib
 import inspect
 import json
-import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from contextvars import ContextVar
 from types import CodeType, FunctionType, ModuleType
@@ -26,7 +25,7 @@ from a2a.types import AgentCard
 from agentic_bus._a2a._card import base_url
 from agentic_bus._a2a._errors import A2AServeError
 from agentic_bus._a2a._executor import RunSlots
-from agentic_core import ServerGuard, serve_asgi
+from agentic_core import ServerGuard, serve_asgi, tracing_enabled
 
 __all__ = ["A2AApp", "Busy", "skip_idle_sdk_spans"]
 
@@ -77,7 +76,7 @@ class A2AApp:
             await self.guard(scope, receive, send)
             return
         token = base_url.set(_base_of(scope))
-        untraced = _sdk_untraced.set(not _tracing_on())
+        untraced = _sdk_untraced.set(not tracing_enabled())
         try:
             watched = _Watched(scope, receive, send)
             await self.guard(scope, watched.receive, watched.send)
@@ -272,13 +271,3 @@ def _switch(traced: FunctionType) -> Callable[..., Any]:
         return traced(*args, **kwargs)
 
     return switch
-
-
-def _tracing_on() -> bool:
-    """Whether an SDK tracer provider is installed (the check of ``agentic_core``'s telemetry:
-    OpenTelemetry imported and its provider neither the proxy nor the no-op one)."""
-    trace = sys.modules.get("opentelemetry.trace")
-    if trace is None:
-        return False
-    provider = trace.get_tracer_provider()
-    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
