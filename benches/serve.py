@@ -18,7 +18,13 @@ once with ``echo: <the last message>``) is called the same way through each colu
   called with the mcp SDK's ``ClientSession.call_tool``;
 - ``a2a``: ``agentic_bus.serve_a2a(agent)``, called with the a2a-sdk client's ``send_message``
   (JSON-RPC ``SendMessage``, not streamed; each message without a context id, so a new task
-  and conversation each). Skipped, with a note, when ``serve_a2a`` is not importable.
+  and conversation each). Skipped, with a note, when ``serve_a2a`` is not importable;
+- ``mcp sdk alone`` and ``a2a-sdk alone``: references, no agentic code in the server. The same
+  agent served the way each SDK's users write a server (the mcp SDK's ``MCPServer`` with one
+  tool; the a2a-sdk's ``DefaultRequestHandler``, ``InMemoryTaskStore`` and routes with an
+  eight-line ``AgentExecutor``), called by the same clients. Issue 30 requires both protocols
+  on their official SDKs, so a protocol's SDK alone is the floor agentic's server can reach;
+  each protocol's verdict also says what that floor costs and how agentic's server compares.
 
 Every server is core's ``serve_asgi`` (uvicorn) on 127.0.0.1, in this process and on this event
 loop, beside its client: one request's time is then the client's and the server's CPU plus two
@@ -80,6 +86,8 @@ HOST = "127.0.0.1"
 OVERHEAD_TARGET_US = 1_500.0
 BARE_RATIO_TARGET = 2.0
 FLOOR, THREAD_FLOOR, BARE = "in-process", "in-process, thread", "bare route"
+MCP_SDK, A2A_SDK = "mcp sdk alone", "a2a-sdk alone"  # references: each protocol's SDK, no agentic
+REFERENCES = {"mcp": MCP_SDK, "a2a": A2A_SDK}
 
 Request = Callable[[], Awaitable[str]]  # one request; returns the reply's text
 Session = Callable[[], contextlib.AbstractAsyncContextManager[Request]]  # opened untimed
@@ -122,9 +130,12 @@ def fixed(request: Request) -> Session:
 
 
 @contextlib.asynccontextmanager
-async def served(app: Any, *, lifespan: Literal["on", "off"] = "off") -> AsyncIterator[str]:
-    """``app`` served by uvicorn on a free loopback port for the block; yields its base URL."""
-    port = free_port()
+async def served(
+    app: Any, *, lifespan: Literal["on", "off"] = "off", port: int | None = None
+) -> AsyncIterator[str]:
+    """``app`` served by uvicorn on ``port`` (a free loopback port by default) for the block;
+    yields its base URL."""
+    port = port or free_port()
     task = asyncio.ensure_future(serve_asgi(app, host=HOST, port=port, lifespan=lifespan))
     try:
         async with asyncio.timeout(30):
@@ -226,18 +237,14 @@ async def openai_columns(agent: ChatAgent, stack: contextlib.AsyncExitStack) -> 
     return [Column("openai", fixed(plain)), Column("openai stream", fixed(streamed))]
 
 
-async def mcp_column(agent: ChatAgent, stack: contextlib.AsyncExitStack, batch: int) -> Column:
+def mcp_session(url: str) -> Session:
+    """Sessions of the mcp SDK's ``ClientSession`` over streamable HTTP to ``url``."""
     from mcp import ClientSession
     from mcp import types as mcp_types
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import (  # pyright: ignore[reportPrivateUsage]
         create_mcp_http_client,
     )
-
-    from agentic_mcp import create_mcp_app, create_mcp_server
-
-    app = create_mcp_app(create_mcp_server([agent]))
-    url = await stack.enter_async_context(served(app, lifespan="on")) + "/mcp"
 
     @contextlib.asynccontextmanager
     async def session() -> AsyncIterator[Request]:
@@ -258,7 +265,40 @@ async def mcp_column(agent: ChatAgent, stack: contextlib.AsyncExitStack, batch: 
 
             yield request
 
-    return Column("mcp", session, floor=THREAD_FLOOR, batch=batch)
+    return session
+
+
+async def mcp_column(agent: ChatAgent, stack: contextlib.AsyncExitStack, batch: int) -> Column:
+    from agentic_mcp import create_mcp_app, create_mcp_server
+
+    app = create_mcp_app(create_mcp_server([agent]))
+    url = await stack.enter_async_context(served(app, lifespan="on")) + "/mcp"
+    return Column("mcp", mcp_session(url), floor=THREAD_FLOOR, batch=batch)
+
+
+async def mcp_sdk_column(agent: ChatAgent, stack: contextlib.AsyncExitStack, batch: int) -> Column:
+    """The mcp SDK alone, as its users write a server: ``MCPServer`` with one tool calling the
+    agent on a thread per session, JSON responses (as ours for agents). No guard, no bounds."""
+    from mcp.server.mcpserver import Context, MCPServer
+
+    server = MCPServer("sdk-alone", log_level="WARNING")  # its INFO lines would fill the table
+    threads: dict[int, Any] = {}
+
+    async def call(message: str, ctx: Context) -> str:
+        key = id(ctx.session)
+        thread = threads.get(key)
+        if thread is None:
+            thread = threads[key] = agent.get_new_thread()
+        return (await agent.run(message, thread=thread)).text
+
+    # This module's annotations are strings, and the SDK resolves them in the module's globals,
+    # where the locally imported Context is not: give it the objects.
+    call.__annotations__ = {"message": str, "ctx": Context, "return": str}
+    server.tool(name=AGENT)(call)
+
+    app = server.streamable_http_app(json_response=True)
+    url = await stack.enter_async_context(served(app, lifespan="on")) + "/mcp"
+    return Column(MCP_SDK, mcp_session(url), floor=THREAD_FLOOR, batch=batch)
 
 
 def a2a_unavailable() -> str | None:
@@ -270,17 +310,13 @@ def a2a_unavailable() -> str | None:
     return None
 
 
-async def a2a_column(agent: ChatAgent, stack: contextlib.AsyncExitStack) -> Column:
+async def a2a_request(url: str, stack: contextlib.AsyncExitStack) -> Request:
+    """One ``SendMessage`` to the A2A agent at ``url`` with the a2a-sdk client."""
     from uuid import uuid4
 
     from a2a.client import ClientConfig, create_client
     from a2a.types import Message, Part, Role, SendMessageRequest
 
-    from agentic_bus import serve_a2a
-
-    app = serve_a2a(agent)
-    stack.push_async_callback(app.handler.aclose)  # as A2AApp.run does on its way out
-    url = await stack.enter_async_context(served(app))
     http = await stack.enter_async_context(httpx.AsyncClient())
     client = await create_client(url, ClientConfig(streaming=False, httpx_client=http))
     stack.push_async_callback(client.close)
@@ -299,7 +335,65 @@ async def a2a_column(agent: ChatAgent, stack: contextlib.AsyncExitStack) -> Colu
                 text = "".join(part.text for part in parts)
         return text
 
-    return Column("a2a", fixed(request))
+    return request
+
+
+async def a2a_column(agent: ChatAgent, stack: contextlib.AsyncExitStack) -> Column:
+    from agentic_bus import serve_a2a
+
+    app = serve_a2a(agent)
+    stack.push_async_callback(app.handler.aclose)  # as A2AApp.run does on its way out
+    url = await stack.enter_async_context(served(app))
+    return Column("a2a", fixed(await a2a_request(url, stack)))
+
+
+async def a2a_sdk_column(agent: ChatAgent, stack: contextlib.AsyncExitStack) -> Column:
+    """The a2a-sdk alone, as its users write a server: ``DefaultRequestHandler``,
+    ``InMemoryTaskStore``, its JSON-RPC and card routes, and an ``AgentExecutor`` calling the
+    agent (a task, the reply as an artifact, completed). No guard, no bounds, no StateStore."""
+    from a2a.helpers import new_task_from_user_message, new_text_part
+    from a2a.server.agent_execution import AgentExecutor, RequestContext
+    from a2a.server.events import EventQueue
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+    from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+    from a2a.types import AgentCapabilities, AgentCard, AgentInterface
+    from starlette.applications import Starlette
+
+    class Executor(AgentExecutor):
+        async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            if context.current_task is None and context.message is not None:
+                await event_queue.enqueue_event(new_task_from_user_message(context.message))
+            assert context.task_id
+            assert context.context_id
+            updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+            response = await agent.run(context.get_user_input())
+            await updater.add_artifact([new_text_part(response.text)], name="response")
+            await updater.complete()
+
+        async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+            del context, event_queue
+
+    port = free_port()
+    url = f"http://{HOST}:{port}"
+    card = AgentCard(
+        name=AGENT,
+        description="the agent, served by the a2a-sdk alone",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(protocol_binding="JSONRPC", url=f"{url}/", protocol_version="1.0")
+        ],
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+    )
+    handler = DefaultRequestHandler(
+        agent_executor=Executor(), task_store=InMemoryTaskStore(), agent_card=card
+    )
+    stack.push_async_callback(handler.aclose)
+    app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
+    await stack.enter_async_context(served(app, port=port))
+    return Column(A2A_SDK, fixed(await a2a_request(url, stack)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -364,9 +458,11 @@ async def measure(args: argparse.Namespace) -> tuple[list[Column], float]:
         columns.append(await bare_route(agent, stack))
         columns += await openai_columns(agent, stack)
         columns.append(await mcp_column(agent, stack, args.session_requests))
+        columns.append(await mcp_sdk_column(agent, stack, args.session_requests))
         why = a2a_unavailable()
         if why is None:
             columns.append(await a2a_column(agent, stack))
+            columns.append(await a2a_sdk_column(agent, stack))
         else:
             print(f"a2a: skipped, agentic_bus.serve_a2a is not importable ({why})")
         if args.profile:
@@ -436,7 +532,7 @@ def report(columns: list[Column], share: float, args: argparse.Namespace) -> boo
             f"{summary(to_bare, ratio):>20} {ratio(statistics.median(whole)):>12}  "
             f"{column.floor:<19} {per_round:>13}"
         )
-        if column.name == BARE:
+        if column.name == BARE or column.name in REFERENCES.values():
             continue
         median, times = statistics.median(extra), statistics.median(to_bare)
         ok = median <= OVERHEAD_TARGET_US and times <= BARE_RATIO_TARGET
@@ -446,6 +542,16 @@ def report(columns: list[Column], share: float, args: argparse.Namespace) -> boo
             f"(target <= {OVERHEAD_TARGET_US:,.0f}), {times:.2f}x the bare route's "
             f"{fmt(statistics.median(bare))} µs (target <= {BARE_RATIO_TARGET:g}x)"
         )
+        reference = by_name.get(REFERENCES.get(column.name, ""))
+        if reference is not None:
+            alone = overheads(reference)
+            to_alone = statistics.median([extra[i] / alone[i] for i in rounds])
+            verdicts.append(
+                f"      {column.name}: its SDK alone ({reference.name}) costs "
+                f"{fmt(statistics.median(alone))} µs/request over the same floor, "
+                f"{statistics.median([alone[i] / bare[i] for i in rounds]):.2f}x the bare "
+                f"route's; agentic's server costs {to_alone:.2f}x the SDK alone"
+            )
     print()
     for line in verdicts:
         print(line)
@@ -480,7 +586,17 @@ def main(argv: Sequence[str] | None = None) -> bool:
     )
     parser.add_argument(
         "--profile",
-        choices=[FLOOR, THREAD_FLOOR, BARE, "openai", "openai stream", "mcp", "a2a"],
+        choices=[
+            FLOOR,
+            THREAD_FLOOR,
+            BARE,
+            "openai",
+            "openai stream",
+            "mcp",
+            MCP_SDK,
+            "a2a",
+            A2A_SDK,
+        ],
         help="print a pyinstrument profile of one column instead (needs --group bench)",
     )
     args = parser.parse_args(argv)

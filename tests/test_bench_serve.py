@@ -33,12 +33,23 @@ def test_the_serving_bench_prints_every_column(
 
     out = capsys.readouterr().out
     rows = {line.split("  ")[0].strip() for line in out.splitlines()}
-    columns = ["in-process", "in-process, thread", "bare route", "openai", "openai stream", "mcp"]
+    protocols = ["openai", "openai stream", "mcp"]
+    references = {"mcp": "mcp sdk alone"}  # each protocol's SDK serving the agent on its own
     if bench.a2a_unavailable() is None:
-        columns.append("a2a")
+        protocols.append("a2a")
+        references["a2a"] = "a2a-sdk alone"
     else:
         assert "a2a: skipped" in out
-    for column in columns:
+    for column in [
+        "in-process",
+        "in-process, thread",
+        "bare route",
+        *protocols,
+        *references.values(),
+    ]:
         assert column in rows, f"no row for {column!r} in:\n{out}"
-    for protocol in columns[3:]:
+    for protocol in protocols:
         assert f"  {protocol}: overhead" in out, f"no verdict for {protocol!r} in:\n{out}"
+    for protocol, reference in references.items():
+        assert f"{protocol}: its SDK alone ({reference}) costs" in out, out
+        assert f"  {reference}: overhead" not in out, "a reference gets no verdict of its own"
