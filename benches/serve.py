@@ -342,7 +342,7 @@ async def a2a_column(agent: ChatAgent, stack: contextlib.AsyncExitStack) -> Colu
     from agentic_bus import serve_a2a
 
     app = serve_a2a(agent)
-    stack.push_async_callback(app.handler.aclose)  # as A2AApp.run does on its way out
+    stack.push_async_callback(app.aclose)  # as A2AApp.run does on its way out
     url = await stack.enter_async_context(served(app))
     return Column("a2a", fixed(await a2a_request(url, stack)))
 

@@ -41,6 +41,7 @@ from agentic_core.testing import FunctionChatClient
 
 COMPLETED = TaskState.TASK_STATE_COMPLETED
 INPUT_REQUIRED = TaskState.TASK_STATE_INPUT_REQUIRED
+CANCELED = TaskState.TASK_STATE_CANCELED
 
 
 async def test_a_message_is_answered_with_a_completed_task() -> None:
@@ -97,6 +98,27 @@ async def test_a_tool_approval_is_input_required_and_the_next_message_answers_it
     assert done.id == waiting.id
     assert done.status.state == COMPLETED
     assert get_artifact_text(done.artifacts[-1], "") == "Done: deleted /tmp/x"
+
+
+async def test_cancel_after_a_restart_ends_the_waiting_task_and_forgets_what_it_waited_for() -> (
+    None
+):
+    # The server that parked the task is gone: the restarted one has no run of it to cancel,
+    # so the SDK ends the stored task itself. What the task waited for goes with it.
+    store = InMemoryStateStore()
+    first = serve_a2a(approval_agent(), state_store=store)
+    async with served(first) as url, client_of(url) as client:
+        waiting = task_of(await send(client, user_message("clean up")))
+    assert await store.keys("a2a/pending/") == [f"a2a/pending/{waiting.id}"]
+
+    restarted = serve_a2a(approval_agent(), state_store=store)
+    async with served(restarted) as url, client_of(url) as client:
+        canceled = await client.cancel_task(CancelTaskRequest(id=waiting.id))
+        fetched = await client.get_task(GetTaskRequest(id=waiting.id))
+
+    assert canceled.status.state == CANCELED
+    assert fetched.status.state == CANCELED
+    assert await store.keys("a2a/pending/") == []
 
 
 async def test_a_rejection_reaches_the_model_as_the_tools_error_result() -> None:

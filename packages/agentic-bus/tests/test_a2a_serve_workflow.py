@@ -5,8 +5,9 @@ Framework's A2A hosting (the card, and a failing agent failing its task)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator
-from typing import cast
+from typing import Never, cast
 
 import pytest
 from a2a.client import Client
@@ -40,7 +41,16 @@ from test_a2a_serve_support import (
 from agentic_bus import serve_a2a
 from agentic_bus._a2a._answers import AnswerError, as_type
 from agentic_bus._a2a._parts import data_of
-from agentic_core import ChatAgent, ChatMessage, ChatOptions, InMemoryStateStore
+from agentic_core import (
+    ChatAgent,
+    ChatMessage,
+    ChatOptions,
+    Executor,
+    InMemoryStateStore,
+    WorkflowBuilder,
+    WorkflowContext,
+    handler,
+)
 from agentic_core.testing import FunctionChatClient
 
 COMPLETED = TaskState.TASK_STATE_COMPLETED
@@ -123,6 +133,28 @@ async def test_cancel_of_a_task_waiting_for_input_ends_it() -> None:
         canceled = await client.cancel_task(CancelTaskRequest(id=waiting.id))
 
     assert canceled.status.state == CANCELED
+
+
+async def test_aclose_stops_the_runs_of_the_server() -> None:
+    stopped = asyncio.Event()
+
+    class Sleeper(Executor):
+        @handler
+        async def sleep(self, seconds: float, ctx: WorkflowContext[Never, str]) -> None:
+            try:
+                await asyncio.sleep(seconds)
+            except asyncio.CancelledError:
+                stopped.set()
+                raise
+            await ctx.yield_output("woke")
+
+    app = serve_a2a(WorkflowBuilder("sleeper").set_start_executor(Sleeper("sleeper")).build())
+    async with served(app) as url, client_of(url) as client:
+        await _started(client, "30")
+        await app.aclose()
+        async with asyncio.timeout(10):
+            await stopped.wait()
+        await app.aclose()  # again: nothing left to stop, no error
 
 
 async def test_a_dropped_stream_is_resubscribed_and_the_run_goes_on() -> None:

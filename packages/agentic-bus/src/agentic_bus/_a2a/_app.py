@@ -69,7 +69,13 @@ class A2AApp:
         try:
             await serve_asgi(self, host=host, port=port)
         finally:
-            await self.handler.aclose()
+            await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop the tasks running here (tasks waiting for input stay in the state store for
+        the next server). ``run`` and the app's lifespan call it; call it yourself when
+        another ASGI server runs the app without its lifespan. Safe to call more than once."""
+        await self.handler.aclose()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

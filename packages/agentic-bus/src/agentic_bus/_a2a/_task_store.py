@@ -61,6 +61,10 @@ class StateTaskStore(TaskStore):
             self._running[task.id] = _copy(task)  # the SDK goes on changing its own
             return
         await self.store.set(self._key(task.id), MessageToDict(task))
+        if task.status.state == TaskState.TASK_STATE_CANCELED:
+            # A task parked by an earlier server process is canceled by the SDK alone (no
+            # run of it here for the executor to stop): what it waited for goes with it.
+            await self.store.delete(f"{self.prefix}/pending/{task.id}")
         if running:
             self._running[task.id] = _copy(task)
         else:
