@@ -22,6 +22,7 @@ from agentic_core.stores import (
 )
 from agentic_storage._qdrant_errors import missing_collection, public_location, translate_error
 from agentic_storage._qdrant_filter import carried_filter, qdrant_filter
+from agentic_storage._qdrant_local import answer_threadsafety_probe
 
 __all__ = ["ID_PAYLOAD_KEY", "QdrantVectorStore"]
 
@@ -110,6 +111,7 @@ class QdrantVectorStore:
                 check_compatibility=False,
             )
         else:
+            answer_threadsafety_probe()  # before qdrant-client asks on a connection it leaks
             self._client = AsyncQdrantClient(path=location)
         self._collections: dict[str, tuple[int, str]] = {}
 
