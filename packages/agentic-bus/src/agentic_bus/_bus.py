@@ -239,7 +239,11 @@ class NatsBus:
             await flush_ordered(client, timeout_s)
 
     async def close(self) -> None:
-        """End every subscription and the connection; later calls raise ``BusClosedError``."""
+        """End every subscription and the connection; later calls raise ``BusClosedError``.
+
+        Does not raise when the server is away: the connection is gone either way, and what
+        nats-py still held for a reconnect is lost (logged as ``nats_close_failed``).
+        """
         if self._closed:
             return
         self._closed = True
@@ -251,7 +255,7 @@ class NatsBus:
             try:
                 await client.drain()
             except Exception:  # noqa: BLE001 - closing anyway
-                await client.close()
+                await _close_dead(client, self.url)
 
     async def __aenter__(self) -> Self:
         await self.client()
@@ -262,6 +266,19 @@ class NatsBus:
 
     def _errors(self, subject: str, size: int) -> _TranslateErrors:
         return _TranslateErrors(self, subject, size)
+
+
+async def _close_dead(client: NatsClient, url: str) -> None:
+    """Close a connection that could not drain (the server is away, nats-py reconnecting).
+
+    nats-py's ``close()`` then writes its reconnect buffer to the dead socket, and fails:
+    ``ConnectionResetError``, or on Python 3.12-3.13 (before cpython#136234) a ``TypeError`` from
+    asyncio's ``writelines``. Its status is ``CLOSED`` and its tasks are cancelled by then.
+    """
+    try:
+        await client.close()
+    except Exception as exc:  # noqa: BLE001 - the connection is gone either way
+        _log.warning("nats_close_failed", url=url, error=f"{type(exc).__name__}: {exc}")
 
 
 class _TranslateErrors:

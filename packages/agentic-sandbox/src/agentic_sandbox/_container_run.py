@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
@@ -89,24 +89,37 @@ class ContainerPlan:
     language: str
 
 
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
 def _raw_socket(attached: object) -> RawSocket:
-    # The SDK hands out a SocketIO for plain sockets; the socket it wraps is what we need.
+    """The socket of ``exec_start(socket=True)``, closed with the HTTP response behind it.
+
+    The SDK hands out a SocketIO for plain sockets (the socket it wraps is what we read) and
+    hangs the ``requests`` response on it. That response's file reads from the same socket:
+    it must be closed first — closed underneath it, it fails when garbage-collected
+    ("I/O operation on closed file", reported since Python 3.13).
+    """
     raw = cast("RawSocket", getattr(attached, "_sock", attached))
     settimeout = getattr(raw, "settimeout", None)
     if callable(settimeout):
         settimeout(None)  # a quiet program must not time the stream out
-    if raw is not attached:
-        # Closing the socket alone leaves its file descriptor open while the SocketIO holds it.
-        return _WrappedSocket(raw, cast("RawSocket", attached))
-    return raw
+    response = cast("_Closable | None", getattr(attached, "_response", None))
+    # Closing the socket alone leaves its file descriptor open while the SocketIO holds it.
+    wrapper = cast("_Closable", attached) if raw is not attached else None
+    if response is None and wrapper is None:
+        return raw
+    return _WrappedSocket(raw, [c for c in (response, wrapper) if c is not None])
 
 
 class _WrappedSocket:
-    """A socket and the SocketIO wrapping it: reads and writes on the first, closes both."""
+    """A socket and what wraps it: reads and writes on the first; closes the HTTP response
+    (which closes its file and connection), then the SocketIO, then the socket."""
 
-    def __init__(self, raw: RawSocket, wrapper: RawSocket) -> None:
+    def __init__(self, raw: RawSocket, wrappers: list[_Closable]) -> None:
         self._raw = raw
-        self._wrapper = wrapper
+        self._wrappers = wrappers
 
     def recv(self, size: int, /) -> bytes:
         return self._raw.recv(size)
@@ -118,10 +131,11 @@ class _WrappedSocket:
         self._raw.shutdown(how)
 
     def close(self) -> None:
-        try:
-            self._wrapper.close()
-        finally:
-            self._raw.close()
+        wrappers, self._wrappers = self._wrappers, []
+        with contextlib.ExitStack() as closing:  # each one closes even if one before failed
+            closing.callback(self._raw.close)
+            for wrapper in reversed(wrappers):
+                closing.callback(wrapper.close)
 
 
 def _create_and_start(api: EngineAPI, plan: ContainerPlan) -> tuple[str, str, RawSocket, float]:

@@ -370,10 +370,7 @@ class NatsEventSink:
                     await acker
             self._drop_window(self._failure or BusError("the NatsEventSink was closed"))
             if self._owns_bus:
-                # NatsBus.close() raises when the server is away (nats-py's drain, then close,
-                # fail on the dead socket): the connection is gone either way.
-                with contextlib.suppress(*NATS_ERRORS):
-                    await self._bus.close()
+                await self._bus.close()  # quiet when the server is away
         self._raise_failure(again=False)
 
     async def __aenter__(self) -> Self:
