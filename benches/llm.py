@@ -22,11 +22,12 @@ Run: ``uv run python benches/llm.py [--rounds N]``.
 2. ``LocalChatClient`` (llama.cpp in-process, the default SmolLM2-135M-Instruct model, default
    threads): a fixed prompt, ``max_tokens=64``, temperature 0: tokens/s of ``generate`` and of a
    consumed ``generate_stream`` (output tokens / wall time, prompt processing included), and the
-   stream's time to first token. The floor is llama-cpp-python's own ``Llama`` on the same file,
-   ``create_chat_completion`` with the same messages, called directly (no worker thread, no
-   mapping); both must write the same text. llama-cpp-python reuses the cached prefix of the
-   previous prompt, so every run's system message starts with its own tag: each prompt is
-   processed whole, as a new conversation's would be.
+   stream's time to first token. The floor is llama.cpp's server code run in-process the way
+   LocalChatClient runs it (``xllamacpp.Server`` on the same file, same context, threads and
+   greedy sampling), its ``handle_chat_completions`` called directly with the same messages (no
+   worker thread, no mapping); both must write the same text. llama.cpp's server reuses the
+   cached prefix of the previous prompt, so every run's system message starts with its own tag:
+   each prompt is processed whole, as a new conversation's would be.
 
 Method: one warm-up run per case, then (HTTP cases) a timed run calibrates how many runs make a
 round last ``--target-s``; every round times every case once, in turn (ours and the floor: load
@@ -43,7 +44,9 @@ import argparse
 import asyncio
 import cProfile
 import gc
+import importlib.util
 import json
+import os
 import pstats
 import statistics
 import subprocess
@@ -71,7 +74,7 @@ from agentic_llm import (
 )
 
 CHUNKS = 200
-OURS, FLOOR, LLAMA = "agentic_llm", "httpx floor", "llama-cpp floor"
+OURS, FLOOR, LLAMA = "agentic_llm", "httpx floor", "llama.cpp floor"
 MESSAGES = [ChatMessage.system("You are a helpful assistant."), ChatMessage.user("Say hello.")]
 OPTIONS = ChatOptions(max_tokens=256, temperature=0.2)
 LOCAL_PROMPT = "Write a short story about a robot who learns to paint."
@@ -338,7 +341,7 @@ async def http_results(args: argparse.Namespace) -> list[Case]:
 
 
 # --------------------------------------------------------------------------------------------
-# LocalChatClient and the bare llama-cpp-python floor
+# LocalChatClient and the bare llama.cpp floor (xllamacpp.Server called directly)
 
 
 @dataclass
@@ -350,7 +353,7 @@ class LocalRun:
 
 
 def local_messages(tag: str) -> list[ChatMessage]:
-    # The tag comes first: llama-cpp-python's prefix cache can reuse nothing of the last prompt.
+    # The tag comes first: llama.cpp's prefix cache can reuse nothing of the last prompt.
     return [
         ChatMessage.system(f"[{tag}] You are a helpful assistant."),
         ChatMessage.user(LOCAL_PROMPT),
@@ -377,24 +380,61 @@ async def ours_local(client: LocalChatClient, kind: Kind, tag: str) -> LocalRun:
     return LocalRun(time.perf_counter() - t0, tokens, first, "".join(pieces))
 
 
-def floor_local(llama: Any, kind: Kind, tag: str) -> LocalRun:
+def floor_local(server: Any, kind: Kind, tag: str) -> LocalRun:
     messages = [{"role": m.role.value, "content": m.text} for m in local_messages(tag)]
-    options: dict[str, Any] = {"max_tokens": LOCAL_MAX_TOKENS, "temperature": 0.0}
+    request: dict[str, Any] = {
+        "messages": messages, "max_tokens": LOCAL_MAX_TOKENS, "temperature": 0.0,
+    }  # fmt: skip
     t0 = time.perf_counter()
     if kind == "generate":
-        reply = llama.create_chat_completion(messages=messages, **options)
+        reply = server.handle_chat_completions(request)
         seconds = time.perf_counter() - t0
         text = reply["choices"][0]["message"]["content"] or ""
         return LocalRun(seconds, reply["usage"]["completion_tokens"], None, text)
     first: float | None = None
     pieces: list[str] = []
-    for chunk in llama.create_chat_completion(messages=messages, stream=True, **options):
-        piece = chunk["choices"][0]["delta"].get("content") if chunk["choices"] else None
+    usage: dict[str, Any] = {}
+
+    def on_chunk(chunk: dict[str, Any]) -> bool:  # llama.cpp calls it chunk by chunk
+        nonlocal first
+        choices = chunk.get("choices") or []
+        piece = choices[0]["delta"].get("content") if choices else None
         if piece:
             if first is None:
                 first = time.perf_counter() - t0
-            pieces.append(piece)  # llama-cpp-python streams one chunk per sampled token
-    return LocalRun(time.perf_counter() - t0, len(pieces), first, "".join(pieces))
+            pieces.append(piece)
+        usage.update(chunk.get("usage") or {})
+        return False  # True would stop the generation
+
+    stream_request = {**request, "stream": True, "stream_options": {"include_usage": True}}
+    server.handle_chat_completions(stream_request, on_chunk)
+    tokens = int(usage.get("completion_tokens") or len(pieces))
+    return LocalRun(time.perf_counter() - t0, tokens, first, "".join(pieces))
+
+
+def floor_server(client: LocalChatClient) -> tuple[Any, str]:
+    """llama.cpp's server in-process on the client's model, set up as LocalChatClient sets up
+    its own (threads, context, one slot), and a description of that setup."""
+    xllamacpp: Any = importlib.import_module("xllamacpp")  # untyped
+
+    cpus = os.cpu_count() or 1
+    threads = client.n_threads or max(cpus // 2, 1)
+    params: Any = xllamacpp.CommonParams()
+    params.model.path = str(client.model_path)
+    params.n_ctx = client.n_ctx
+    params.n_parallel = 1
+    params.verbosity = -1
+    params.warmup = False
+    params.cache_ram_mib = 0  # as LocalChatClient: no host-memory prompt cache
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = cpus
+    params.hostnames = ["127.0.0.1"]  # its HTTP side, unused here, on a loopback port
+    params.ui = False
+    setup = (
+        f"{client.model_path.name}, n_ctx {client.n_ctx}, llama.cpp threads {threads} "
+        f"(batch {cpus})"
+    )
+    return xllamacpp.Server(params), setup
 
 
 LocalResults = dict[tuple[str, Kind], list[LocalRun]]
@@ -404,20 +444,15 @@ async def local_results(rounds: int) -> tuple[LocalResults, str] | str:
     """Runs per (impl, kind) and a description of the setup, or why the rows are skipped."""
     try:
         client = LocalChatClient()
-        import llama_cpp
-    except (LLMError, ImportError) as exc:
+    except LLMError as exc:
         return f"{type(exc).__name__}: {exc}"
+    if importlib.util.find_spec("xllamacpp") is None:
+        return "xllamacpp is not installed: run `uv sync` (dev dependency xllamacpp)"
     results: LocalResults = {}
     async with client:
         if not await client.health_check():  # loads the model (logged when it cannot)
             return "LocalChatClient could not load its model"
-        llama = llama_cpp.Llama(
-            model_path=str(client.model_path), n_ctx=client.n_ctx, verbose=False
-        )
-        setup = (
-            f"{client.model_path.name}, n_ctx {client.n_ctx}, llama.cpp default threads "
-            f"{llama.n_threads} (batch {llama.n_threads_batch})"
-        )
+        server, setup = floor_server(client)
         try:
             for number in range(-1, rounds):  # round -1: warm-up
                 if number >= 0:
@@ -427,17 +462,17 @@ async def local_results(rounds: int) -> tuple[LocalResults, str] | str:
                     gc.collect()
                     ours = await ours_local(client, kind, tag)
                     gc.collect()
-                    floor = floor_local(llama, kind, tag)
+                    floor = floor_local(server, kind, tag)
                     if ours.text != floor.text:
                         raise SystemExit(
                             f"local {kind}: LocalChatClient wrote {ours.text[:80]!r}..., "
-                            f"llama-cpp-python {floor.text[:80]!r}..."
+                            f"llama.cpp {floor.text[:80]!r}..."
                         )
                     if number >= 0:
                         results.setdefault((OURS, kind), []).append(ours)
                         results.setdefault((LLAMA, kind), []).append(floor)
         finally:
-            llama.close()
+            del server  # stops llama.cpp's server and frees the model
     return results, setup
 
 
@@ -559,7 +594,7 @@ def print_table(rows: list[Row], args: argparse.Namespace, local_note: str) -> N
         "request (0: the connection is reused; 1: a new one each time, which against a real "
         f"provider means a new TLS handshake). local: medians and min-max of {args.rounds} rounds "
         "(ours, then the floor, each round) after a "
-        f"warm-up, {local_note}; x floor = ours / llama-cpp-python called directly (tok/s: "
+        f"warm-up, {local_note}; x floor = ours / llama.cpp's server code called directly (tok/s: "
         "below 1 is slower; ms: above 1 is slower). Every run's text was checked (HTTP: the "
         "canned text; local: ours = the floor's)."
     )

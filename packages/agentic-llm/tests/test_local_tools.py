@@ -25,6 +25,7 @@ from agentic_core import (
     FinishReason,
     FunctionCallContent,
     Role,
+    Tool,
     tool,
 )
 from agentic_llm import LocalChatClient, ProviderError
@@ -35,7 +36,7 @@ from agentic_llm._local._tool_grammar import ToolReplyFormat
 
 
 class ScriptedLlama:
-    """Stands in for ``CountingLlama``: answers each request with the next scripted reply text
+    """Stands in for ``LlamaEngine``: answers each request with the next scripted reply text
     (streamed three characters at a time) and records the requests."""
 
     def __init__(self) -> None:
@@ -261,9 +262,7 @@ def test_nested_parameter_schemas_keep_their_definitions_at_the_root() -> None:
     arguments = schema["anyOf"][0]["properties"]["arguments"]
     assert arguments["properties"]["point"] == {"$ref": "#/$defs/plot__Point"}
     assert set(schema["$defs"]) == {"plot__Point"}
-    llama_grammar = pytest.importorskip("llama_cpp.llama_grammar")
-    # llama.cpp's converter resolves the refs (it raises on a dangling one).
-    llama_grammar.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+    # test_real_model_follows_a_schema_with_hoisted_definitions: llama.cpp resolves the refs.
 
 
 # -- the reply ------------------------------------------------------------------------------------
@@ -353,7 +352,7 @@ async def test_response_format_is_the_answer_branch_and_is_parsed(
     assert answer["properties"]["unit"] == Verdict.model_json_schema()["properties"]["unit"]
 
 
-async def test_tool_grammar_off_leaves_tools_to_llama_cpp(
+async def test_tool_grammar_off_sends_the_tools_to_llama_cpp(
     tmp_path: Path, llama: ScriptedLlama
 ) -> None:
     async with _client_with(tmp_path, llama, tool_grammar=False) as client:
@@ -366,15 +365,17 @@ async def test_tool_grammar_off_leaves_tools_to_llama_cpp(
     assert "response_format" not in request
 
 
-async def test_a_named_tool_choice_keeps_llama_cpps_handling(
+async def test_a_named_tool_choice_goes_to_the_engine_in_openai_shape(
     client: LocalChatClient, llama: ScriptedLlama
 ) -> None:
+    # The engine constrains the reply to the named tool's arguments (the real-model tests below).
     llama.say("ignored by this stand-in")
     await client.generate(QUESTION, TOOLS.model_copy(update={"tool_choice": "multiply"}))
     assert llama.requests[0]["tool_choice"] == {
         "type": "function",
         "function": {"name": "multiply"},
     }
+    assert "response_format" not in llama.requests[0]
 
 
 # -- streaming ------------------------------------------------------------------------------------
@@ -510,6 +511,20 @@ async def test_real_model_streams_the_call_then_the_answer(smollm2: LocalChatCli
 
 
 @pytest.mark.slow
+async def test_real_model_follows_a_schema_with_hoisted_definitions(
+    smollm2: LocalChatClient,
+) -> None:
+    # llama.cpp refuses a schema whose refs it cannot resolve (an InvalidRequestError).
+    options = ChatOptions(tools=[Plot(), add], tool_choice="required", seed=0, max_tokens=64)
+    response = await smollm2.generate([ChatMessage.user("Plot the point (2, 3) as A.")], options)
+    [call] = response.message.function_calls
+    if call.name == "plot":
+        PlotArguments.model_validate(call.arguments)
+    else:
+        assert set(call.arguments) == {"a", "b"}
+
+
+@pytest.mark.slow
 async def test_real_model_answers_from_a_tool_result(smollm2: LocalChatClient) -> None:
     response = await smollm2.generate(_after_one_call(result=42), TOOLS)
     assert response.message.function_calls == []
@@ -524,6 +539,33 @@ async def test_real_model_without_the_grammar_answers_in_prose(smollm2_model: Pa
         )
     assert response.message.function_calls == []  # the GGUF template ignores the tools
     assert response.text.strip()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tool_grammar", [True, False])
+@pytest.mark.parametrize("choice", ["multiply", "required"])
+async def test_real_model_a_forced_tool_gets_schema_valid_arguments(
+    smollm2_model: Path, tool_grammar: bool, choice: str
+) -> None:
+    """A named tool (or ``"required"`` with one tool offered, without the tool grammar): the
+    engine constrains the reply to the tool's parameter schema, which llama.cpp alone ignores."""
+    tools: list[Tool] = [multiply] if choice == "required" else [add, multiply]
+    options = ChatOptions(tools=tools, tool_choice=choice, seed=0, max_tokens=32)
+    async with LocalChatClient(smollm2_model, tool_grammar=tool_grammar) as client:
+        response = await client.generate(QUESTION, options)
+        streamed = ChatResponse.from_updates(
+            [u async for u in client.generate_stream(QUESTION, options)]
+        )
+    for reply in (response, streamed):
+        [call] = reply.message.function_calls
+        assert call.name == "multiply"
+        assert set(call.arguments) == {"a", "b"}
+        assert {type(v) for v in call.arguments.values()} == {int}
+        assert call.call_id.startswith("call_")
+        assert reply.finish_reason is FinishReason.TOOL_CALLS
+    assert (
+        streamed.message.function_calls[0].arguments == response.message.function_calls[0].arguments
+    )
 
 
 class Route(BaseModel):

@@ -22,7 +22,7 @@ from agentic_llm._local._tool_prompt import render_tool_prompt
 
 
 class RecordingLlama:
-    """Stands in for ``CountingLlama``: records each request, answers ``reply``."""
+    """Stands in for ``LlamaEngine``: records each request, answers ``reply``."""
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []

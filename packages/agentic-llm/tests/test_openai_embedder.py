@@ -73,9 +73,9 @@ def everything_shown(error: BaseException) -> str:
 
 
 # --- a real llama.cpp server -------------------------------------------------------------------
-# SmolLM2 is a chat model served with `--embedding True`: real vectors (mean-pooled hidden
-# states) from a real server. Value comparisons send one text per request (batch_size=1): that
-# server misplaces every text after the first of one request (see the fixture).
+# SmolLM2 is a chat model served by llama.cpp's server in embedding mode with mean pooling: real
+# vectors (mean-pooled hidden states, L2-normalised) from a real server, one per text, for every
+# text of a request (see the fixture).
 
 
 @pytest.mark.slow
@@ -89,6 +89,8 @@ async def test_a_real_server_gives_one_vector_of_its_dimension_per_text(
 
     assert dimension == embedder.dimension == SMOLLM2_HIDDEN_SIZE
     assert [len(vector) for vector in vectors] == [dimension] * len(texts)
+    for vector in vectors:  # llama.cpp's server L2-normalises them
+        assert math.fsum(x * x for x in vector) == pytest.approx(1.0, abs=1e-3)
     assert isinstance(embedder, Embedder)
 
 
@@ -97,8 +99,8 @@ async def test_a_real_server_keeps_the_order_and_repeats_itself(
     llama_embedding_server: str,
 ) -> None:
     texts = ["The cat sat on the mat.", "Stock prices fell.", "Hello there!"]
-    async with OpenAIEmbedder("smollm2", base_url=llama_embedding_server, batch_size=1) as embedder:
-        together = await embedder.embed([*texts, texts[0]])
+    async with OpenAIEmbedder("smollm2", base_url=llama_embedding_server, batch_size=4) as embedder:
+        together = await embedder.embed([*texts, texts[0]])  # one request
         one_by_one = [(await embedder.embed([text]))[0] for text in texts]
 
     for vector, alone in zip(together, one_by_one, strict=False):
@@ -121,7 +123,7 @@ async def test_a_real_server_puts_related_texts_closer_than_unrelated_ones(
 ) -> None:
     # Measured on SmolLM2-135M: the related pair is ahead by 0.13 to 0.2 in cosine similarity
     # (a tiny chat model, so only clear-cut pairs like these are asked about).
-    async with OpenAIEmbedder("smollm2", base_url=llama_embedding_server, batch_size=1) as embedder:
+    async with OpenAIEmbedder("smollm2", base_url=llama_embedding_server) as embedder:
         anchor, near, far = await embedder.embed([text, related, unrelated])
 
     assert cosine(anchor, near) > cosine(anchor, far)

@@ -1,4 +1,4 @@
-"""LocalChatClient: offline, in-process llama.cpp (``_client``; ``_engine`` imports llama_cpp)."""
+"""LocalChatClient: offline, in-process llama.cpp (``_client``; ``_engine`` imports xllamacpp)."""
 
 from agentic_llm._local._client import LocalChatClient
 

