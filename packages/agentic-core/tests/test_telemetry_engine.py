@@ -300,3 +300,44 @@ def test_tracing_is_not_enabled_by_the_default_proxy_provider() -> None:
 
     assert isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
     assert not tracing_enabled()
+
+
+def test_the_off_check_does_not_ask_the_api_while_no_provider_is_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The API's getters look the provider's environment variable up on every call (1-2 µs,
+    # per invocation and agent turn): the check reads the API's globals instead.
+    from opentelemetry import metrics, trace
+
+    from agentic_core import tracing_enabled
+    from agentic_core._telemetry import meter, tracer
+
+    def asked() -> Never:
+        raise AssertionError("the telemetry-off check called the API's provider getter")
+
+    monkeypatch.setattr(trace, "get_tracer_provider", asked)
+    monkeypatch.setattr(metrics, "get_meter_provider", asked)
+
+    assert not tracing_enabled()
+    assert tracer() is None
+    assert meter() is None
+
+
+def test_a_provider_named_by_the_environment_turns_telemetry_on() -> None:
+    # OTEL_PYTHON_TRACER_PROVIDER / OTEL_PYTHON_METER_PROVIDER name a provider the API loads on
+    # first use: the check must still find it (a fresh process: providers are set once).
+    code = """
+import opentelemetry.metrics, opentelemetry.trace
+from agentic_core import tracing_enabled
+from agentic_core._telemetry import meter, tracer
+print(tracing_enabled(), tracer() is not None, meter() is not None)
+"""
+    env = {
+        **__import__("os").environ,
+        "OTEL_PYTHON_TRACER_PROVIDER": "sdk_tracer_provider",
+        "OTEL_PYTHON_METER_PROVIDER": "sdk_meter_provider",
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert out.stdout.strip() == "True True True", out.stderr
