@@ -12,9 +12,15 @@ one compiled workflow, µs/run and runs/s), ``import`` (fresh processes, via ben
 and the agentic-only ``checkpoint`` (chain with an InMemoryCheckpointStore) and ``stream`` (chain
 consumed through ``run_stream``).
 
+Besides the plain-asyncio floor, the ``superstep probe`` (class ``Probe``, about 60 lines) runs
+each shape with an engine's semantics and nothing else: nodes ``async def f(x) -> y``, direct,
+conditional, fan-out and fan-in edges, supersteps that ``gather`` only when more than one call
+fires, no events, tracing, checkpoints or type checks. ``x probe`` is agentic_core's cost over
+it in the same round (issue 32's reference).
+
 Method: one warm-up run per case calibrates how many runs make a round last ``--target-s``;
-then the implementations of a shape are timed round robin (floor, ours, LangGraph, MAF, floor,
-...), so load on the shared machine hits every side alike; each round builds a fresh workflow
+then the implementations of a shape are timed round robin (floor, probe, ours, LangGraph, MAF,
+floor, ...), so load on the shared machine hits every side alike; each round builds a fresh workflow
 (untimed), runs ``gc.collect()``, then times those runs. The table shows the median and the
 min-max over rounds (the cyclic GC stays enabled: figures are as users see them), and the
 ratios ours / floor and peer / ours computed round by round, then their median and min-max.
@@ -81,6 +87,7 @@ TARGETS: dict[str, tuple[float, float | None]] = {
 }
 SHAPES = ["chain", "fanout", "loop", "many", "import", "checkpoint", "stream"]
 FLOOR, OURS, LANGGRAPH, MAF = "asyncio floor", "agentic_core", "langgraph", "agent_framework"
+PROBE = "superstep probe"  # the 60-line superstep loop (class Probe): issue 32's reference
 PEERS = {LANGGRAPH, MAF}
 
 Run = Callable[[], Awaitable[int]]  # one run of a shape; returns the value to check
@@ -144,6 +151,129 @@ def floor_cases() -> dict[str, Prepare]:
 
         async def run() -> int:
             return sum(await asyncio.gather(*(one(i) for i in range(MANY_RUNS))))
+
+        return run
+
+    return {"chain": chain, "fanout": fanout, "loop": loop, "many": many}
+
+
+# --------------------------------------------------------------------------------------------
+# the superstep probe: the same semantics as a graph engine, nothing else (no events, tracing,
+# checkpoints or type checks). Issue 32 measures agentic_core against it.
+
+
+class Probe:
+    """A 60-line superstep loop. Nodes are ``async def f(x) -> y``; edges are direct,
+    conditional (``when``), fan-out (several edges from one node) and fan-in (``fan_in``: the
+    target gets the list of its sources' values once all of them delivered). Each superstep
+    runs every node with a message, ``gather`` only when more than one call fires; a value no
+    edge takes is an output."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, Callable[[Any], Awaitable[Any]]] = {}
+        self.edges: dict[str, list[tuple[str, Callable[[Any], bool] | None]]] = {}
+        self.fan_ins: dict[str, tuple[str, list[str]]] = {}  # source -> (target, sources)
+
+    def node(self, name: str, fn: Callable[[Any], Awaitable[Any]]) -> None:
+        self.nodes[name] = fn
+
+    def edge(self, src: str, dst: str, when: Callable[[Any], bool] | None = None) -> None:
+        self.edges.setdefault(src, []).append((dst, when))
+
+    def fan_in(self, sources: list[str], dst: str) -> None:
+        for source in sources:
+            self.fan_ins[source] = (dst, sources)
+
+    async def run(self, start: str, value: Any) -> list[Any]:
+        outputs: list[Any] = []
+        pending: list[tuple[str, Any]] = [(start, value)]
+        while pending:
+            if len(pending) == 1:
+                name, message = pending[0]
+                results = [(name, await self.nodes[name](message))]
+            else:
+                values = await asyncio.gather(*(self.nodes[n](m) for n, m in pending))
+                results = [(n, v) for (n, _), v in zip(pending, values, strict=True)]
+            pending = []
+            gathered: dict[str, dict[str, Any]] = {}
+            for name, result in results:
+                fan = self.fan_ins.get(name)
+                if fan is not None:
+                    arrived = gathered.setdefault(fan[0], {})
+                    arrived[name] = result
+                    if len(arrived) == len(fan[1]):
+                        pending.append((fan[0], [arrived[s] for s in fan[1]]))
+                    continue
+                taken = False
+                for dst, when in self.edges.get(name, ()):
+                    if when is None or when(result):
+                        pending.append((dst, result))
+                        taken = True
+                if not taken:
+                    outputs.append(result)
+        return outputs
+
+
+def probe_cases() -> dict[str, Prepare]:
+    def inc(k: int) -> Callable[[int], Awaitable[int]]:
+        async def step(n: int) -> int:
+            return n + k
+
+        return step
+
+    def line(probe: Probe, length: int) -> None:
+        for i in range(length):
+            probe.node(f"s{i}", inc(1))
+            if i:
+                probe.edge(f"s{i - 1}", f"s{i}")
+
+    def chain() -> Run:
+        probe = Probe()
+        line(probe, CHAIN_LEN)
+
+        async def run() -> int:
+            return (await probe.run("s0", 0))[0]
+
+        return run
+
+    def fanout() -> Run:
+        probe = Probe()
+        probe.node("source", inc(0))
+        workers = [f"w{k}" for k in range(FANOUT_WIDTH)]
+        for k, worker in enumerate(workers):
+            probe.node(worker, inc(k))
+            probe.edge("source", worker)
+
+        async def join(values: list[int]) -> int:
+            return sum(values)
+
+        probe.node("join", join)
+        probe.fan_in(workers, "join")
+
+        async def run() -> int:
+            return (await probe.run("source", FANOUT_INPUT))[0]
+
+        return run
+
+    def loop() -> Run:
+        probe = Probe()
+        probe.node("a", inc(1))
+        probe.node("b", inc(0))
+        probe.edge("a", "b")
+        probe.edge("b", "a", when=lambda n: n < LOOP_ITERATIONS)
+
+        async def run() -> int:
+            return (await probe.run("a", 0))[0]
+
+        return run
+
+    def many() -> Run:
+        probe = Probe()
+        line(probe, MANY_LEN)
+
+        async def run() -> int:
+            runs = await asyncio.gather(*(probe.run("s0", i) for i in range(MANY_RUNS)))
+            return sum(outputs[0] for outputs in runs)
 
         return run
 
@@ -614,9 +744,10 @@ def import_results(rounds: int, peers: bool) -> list[ImportResult]:
 def print_table(results: list[Result], rounds: int, peer_rounds: int) -> None:
     floor = {r.shape: r.samples for r in results if r.impl == FLOOR}
     ours = {r.shape: r.samples for r in results if r.impl == OURS}
+    probe = {r.shape: r.samples for r in results if r.impl == PROBE}
     head = (
         f"{'shape':<15} {'implementation':<16} {'median (min-max)':>22} {'unit':<13} "
-        f"{'rounds x runs':>13} {'x floor':>20} {'peer/ours':>22}  note"
+        f"{'rounds x runs':>13} {'x floor':>20} {'x probe':>20} {'peer/ours':>22}  note"
     )
     print(head)
     print("-" * len(head))
@@ -629,6 +760,9 @@ def print_table(results: list[Result], rounds: int, peer_rounds: int) -> None:
         x_floor = ""
         if r.impl != FLOOR and r.shape in floor:
             x_floor = ratio_summary(r.samples, floor[r.shape])
+        x_probe = ""
+        if r.impl == OURS and r.shape in probe:
+            x_probe = ratio_summary(r.samples, probe[r.shape])
         vs = ""
         if r.impl in PEERS and r.shape in ours:
             vs = ratio_summary(r.samples, ours[r.shape])
@@ -645,13 +779,15 @@ def print_table(results: list[Result], rounds: int, peer_rounds: int) -> None:
         label = r.variant if r.variant != r.shape else r.shape
         print(
             f"{label:<15} {r.impl:<16} {summary(r.samples):>22} {unit:<13} "
-            f"{f'{len(r.samples)} x {r.reps}':>13} {x_floor:>20} {vs:>22}  {note}"
+            f"{f'{len(r.samples)} x {r.reps}':>13} {x_floor:>20} {x_probe:>20} {vs:>22}  {note}"
         )
     print(
         f"\nrounds: {rounds} for the floor and agentic_core, {peer_rounds} for the peers (after "
         "one warm-up run each), every shape's implementations alternated round by round (floor, "
-        "ours, peers, floor, ...); median (min-max) over rounds; x floor and peer/ours = the "
-        "ratio in each round, then its median (min-max); peer/ours = how many times faster "
+        "probe, ours, peers, floor, ...); median (min-max) over rounds; x floor and peer/ours = "
+        "the ratio in each round, then its median (min-max); x probe = agentic_core / the "
+        "superstep probe (class Probe: the same semantics, nothing else); peer/ours = how "
+        "many times faster "
         "agentic_core is. many: MAF cannot run one Workflow concurrently, so it gets "
         f"{MANY_RUNS:,} Workflow instances built before timing."
     )
@@ -713,7 +849,7 @@ async def profile(impl: str, shapes: list[str], cases: dict[str, dict[str, Prepa
 async def main_async(args: argparse.Namespace, import_rows: list[ImportResult] | None) -> None:
     shapes: list[str] = args.only or SHAPES
     missing = agentic_unavailable()
-    cases: dict[str, dict[str, Prepare]] = {FLOOR: floor_cases()}
+    cases: dict[str, dict[str, Prepare]] = {FLOOR: floor_cases(), PROBE: probe_cases()}
     if missing is None:
         cases[OURS] = agentic_cases()
     if not args.no_peers:

@@ -49,7 +49,16 @@ BENCHES_TO_RUN = {
     "engine": Bench(
         "engine.py",
         ["--rounds", "1", "--target-s", "0.002", "--no-peers"],
-        ["median (min-max)", "x floor", "asyncio floor", "agentic_core", "chain", "import"],
+        [
+            "median (min-max)",
+            "x floor",
+            "x probe",
+            "asyncio floor",
+            "superstep probe",
+            "agentic_core",
+            "chain",
+            "import",
+        ],
     ),
     "storage": Bench(
         "storage.py",
