@@ -77,7 +77,7 @@ from _common import fmt  # noqa: E402
 
 from agentic_core import ChatAgent, ChatMessage, ChatOptions, serve_asgi  # noqa: E402
 from agentic_core.testing import FunctionChatClient  # noqa: E402
-from tests.fixtures.servers import free_port  # noqa: E402
+from tests.fixtures.servers import free_port, wait_until_listening  # noqa: E402
 
 TEXT = "ping"
 REPLY = f"echo: {TEXT}"
@@ -138,18 +138,7 @@ async def served(
     port = port or free_port()
     task = asyncio.ensure_future(serve_asgi(app, host=HOST, port=port, lifespan=lifespan))
     try:
-        async with asyncio.timeout(30):
-            while True:
-                if task.done():
-                    task.result()  # raises why it stopped
-                try:
-                    _, writer = await asyncio.open_connection(HOST, port)
-                except OSError:
-                    await asyncio.sleep(0.02)
-                    continue
-                writer.close()
-                await writer.wait_closed()
-                break
+        await wait_until_listening(port, task, host=HOST)
         yield f"http://{HOST}:{port}"
     finally:
         task.cancel()

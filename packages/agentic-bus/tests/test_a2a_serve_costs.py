@@ -32,6 +32,7 @@ from test_a2a_serve_support import (
 from agentic_bus import serve_a2a
 from agentic_bus._a2a._task_store import StateTaskStore
 from agentic_core import AgentResponse, AgentResponseUpdate, ChatAgent, InMemoryStateStore
+from tests.fixtures.otel import sdk_spans
 
 COMPLETED = TaskState.TASK_STATE_COMPLETED
 INPUT_REQUIRED = TaskState.TASK_STATE_INPUT_REQUIRED
@@ -211,34 +212,11 @@ async def test_without_a_tracer_provider_the_sdk_server_makes_no_span(
     assert [name for name in during if name.startswith(SDK_SERVER)] == []
 
 
-def _reset_tracer_provider() -> None:
-    # As OpenTelemetry's own test utilities (and core's ``telemetry`` fixture) undo a global.
-    from opentelemetry import trace
-    from opentelemetry.util._once import Once
-
-    trace._TRACER_PROVIDER_SET_ONCE = Once()  # pyright: ignore[reportPrivateUsage]
-    trace._TRACER_PROVIDER = None  # pyright: ignore[reportPrivateUsage]
-    trace._PROXY_TRACER_PROVIDER = trace.ProxyTracerProvider()  # pyright: ignore[reportPrivateUsage]
-
-
 @pytest.fixture
 def exporter() -> Iterator[Any]:
     """An SDK tracer provider installed for one test; its finished spans."""
-    from opentelemetry import trace
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    spans = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(spans))
-    _reset_tracer_provider()
-    trace.set_tracer_provider(provider)
-    try:
+    with sdk_spans() as spans:
         yield spans
-    finally:
-        _reset_tracer_provider()
-        provider.shutdown()
 
 
 async def test_with_a_tracer_provider_the_sdk_spans_are_made_beside_ours(exporter: Any) -> None:

@@ -37,7 +37,7 @@ from agentic_core import (
 )
 from agentic_core.testing import FunctionChatClient
 from tests.fixtures.a2a_targets import Approval, approval_agent, review_workflow
-from tests.fixtures.servers import free_port
+from tests.fixtures.servers import free_port, wait_until_listening
 
 __all__ = [
     "Approval",
@@ -57,18 +57,7 @@ async def served(app: A2AApp) -> AsyncIterator[str]:
     """``app.run()`` on a free loopback port until the block ends; its base URL."""
     port = free_port()
     serving = asyncio.create_task(app.run(port=port))
-    async with asyncio.timeout(20):
-        while True:  # a bounded wait until uvicorn listens
-            if serving.done():
-                serving.result()
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-            except OSError:
-                await asyncio.sleep(0.02)
-                continue
-            writer.close()
-            await writer.wait_closed()
-            break
+    await wait_until_listening(port, serving, timeout_s=20)
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

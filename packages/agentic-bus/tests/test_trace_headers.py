@@ -15,10 +15,8 @@ from typing import Never
 
 import pytest
 from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.util._once import Once  # pyright: ignore[reportPrivateUsage]
 
 from agentic_bus import NatsBus, NatsEventSink, NatsRuntime, PoolSettings, Worker
 from agentic_bus._agent_proxy import ProxyAgent
@@ -37,6 +35,7 @@ from agentic_core import (
     executor,
 )
 from agentic_core.testing import FunctionChatClient
+from tests.fixtures.otel import sdk_spans
 
 SETTINGS = PoolSettings(ack_wait_s=1.0, max_deliver=3)
 TRACEPARENT = "traceparent"
@@ -48,17 +47,8 @@ TRACEPARENT = "traceparent"
 @pytest.fixture
 def spans() -> Iterator[InMemorySpanExporter]:
     """An SDK tracer provider for this test (telemetry on); the OTel globals reset after it."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    trace.set_tracer_provider(provider)
-    try:
+    with sdk_spans() as exporter:
         yield exporter
-    finally:
-        provider.shutdown()
-        # As opentelemetry's own test utilities do: let the next test install its provider.
-        trace._TRACER_PROVIDER_SET_ONCE = Once()  # pyright: ignore[reportPrivateUsage]
-        trace._TRACER_PROVIDER = None  # pyright: ignore[reportPrivateUsage]
 
 
 def ancestors(span: ReadableSpan, finished: list[ReadableSpan]) -> list[str]:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from agentic_core import LocalRuntime, Runtime, SerializingRuntime
+from tests.fixtures.otel import reset_otel_globals
 
 
 @pytest.fixture(params=["local", "serializing"])
@@ -48,21 +49,6 @@ class Telemetry:
         ]
 
 
-def _reset_otel_globals() -> None:
-    # OpenTelemetry lets a process set its global providers once; its own test utilities undo
-    # that like this, so the tests after ours run with telemetry off again.
-    from opentelemetry import trace
-    from opentelemetry.metrics import _internal as metrics_internal
-    from opentelemetry.util._once import Once
-
-    trace._TRACER_PROVIDER_SET_ONCE = Once()  # pyright: ignore[reportPrivateUsage]
-    trace._TRACER_PROVIDER = None  # pyright: ignore[reportPrivateUsage]
-    trace._PROXY_TRACER_PROVIDER = trace.ProxyTracerProvider()  # pyright: ignore[reportPrivateUsage]
-    metrics_internal._METER_PROVIDER_SET_ONCE = Once()  # pyright: ignore[reportPrivateUsage]
-    metrics_internal._METER_PROVIDER = None  # pyright: ignore[reportPrivateUsage]
-    metrics_internal._PROXY_METER_PROVIDER = metrics_internal._ProxyMeterProvider()  # pyright: ignore[reportPrivateUsage]
-
-
 @pytest.fixture
 def telemetry() -> Iterator[Telemetry]:
     """Telemetry on for one test: SDK tracer and meter providers with in-memory exporters."""
@@ -78,12 +64,12 @@ def telemetry() -> Iterator[Telemetry]:
     tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
     reader = InMemoryMetricReader()
     meter_provider = MeterProvider(metric_readers=[reader])
-    _reset_otel_globals()
+    reset_otel_globals()
     trace.set_tracer_provider(tracer_provider)
     metrics.set_meter_provider(meter_provider)
     try:
         yield Telemetry(exporter, reader)
     finally:
-        _reset_otel_globals()
+        reset_otel_globals()
         tracer_provider.shutdown()
         meter_provider.shutdown()

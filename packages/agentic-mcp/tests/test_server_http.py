@@ -33,7 +33,7 @@ from agentic_mcp import (
 )
 from agentic_mcp._server._serve import mcp_asgi_app
 from agentic_mcp._server._server import serves_agents_only
-from tests.fixtures.servers import free_port
+from tests.fixtures.servers import free_port, wait_until_listening
 
 SCRIPT = Path(__file__).parent / "servers" / "served_targets.py"
 TIMEOUT_S = 30
@@ -75,18 +75,7 @@ async def serving(targets: Sequence[Any] | None = None, **options: Any) -> Async
         )
     )
     try:
-        async with asyncio.timeout(TIMEOUT_S):
-            while True:
-                if task.done():
-                    task.result()  # raises why it stopped
-                try:
-                    _, writer = await asyncio.open_connection("127.0.0.1", port)
-                except OSError:
-                    await asyncio.sleep(0.05)
-                    continue
-                writer.close()
-                await writer.wait_closed()
-                break
+        await wait_until_listening(port, task, timeout_s=TIMEOUT_S)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         task.cancel()

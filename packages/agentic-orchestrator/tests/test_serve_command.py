@@ -15,10 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.util._once import Once  # pyright: ignore[reportPrivateUsage]
 from rich.console import Console
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
@@ -30,6 +27,7 @@ from agentic_orchestrator._cli._serve._mounts import Mount, ServedApps
 from agentic_orchestrator._cli._serve._protocols import open_state_store
 from agentic_orchestrator._cli._serve._tracing import RequestTracing
 from agentic_orchestrator._cli._serve_command import ServeOptions, serve_config
+from tests.fixtures.otel import sdk_spans
 from tests.fixtures.servers import free_port
 from tests.serve_support import PAIR_RUN_FILE, SCRIPTED, serving
 
@@ -170,16 +168,8 @@ async def test_an_app_speaking_no_lifespan_is_served_without_one() -> None:
 @pytest.fixture
 def spans() -> Iterator[InMemorySpanExporter]:
     """An SDK tracer provider for this test; the OTel globals reset after it."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    trace.set_tracer_provider(provider)
-    try:
+    with sdk_spans() as exporter:
         yield exporter
-    finally:
-        provider.shutdown()
-        trace._TRACER_PROVIDER_SET_ONCE = Once()  # pyright: ignore[reportPrivateUsage]
-        trace._TRACER_PROVIDER = None  # pyright: ignore[reportPrivateUsage]
 
 
 async def test_each_request_is_a_span_continuing_the_callers_trace(
