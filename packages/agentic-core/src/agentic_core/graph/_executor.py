@@ -221,6 +221,10 @@ class Executor:
         )
         self._bound = True
         self._dispatch_cache: dict[type, HandlerSpec] = {}
+        self._direct_handlers: dict[type, Callable[[Any, Any], Awaitable[Any]]] = {}
+        """Message type -> the handler as ``f(message, ctx)`` (bound to this instance): the
+        engine's direct path calls it without ``_handle``. Never used on a copy (stateful
+        executors run on copies and take the full path)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -315,6 +319,15 @@ class Executor:
             f"{type(message).__qualname__} (its handlers accept: {accepted})",
             executor_id=self.id,
         )
+
+    def _direct_handler(self, message: Any) -> Callable[[Any, Any], Awaitable[Any]]:
+        """The handler of ``message`` as ``f(message, ctx)``, cached by type when the type
+        decides it (raises ``ExecutorError`` like ``find_handler``)."""
+        spec = self.find_handler(message)
+        fn = spec.fn.__get__(self) if self._bound else spec.fn
+        if spec.type_determined:
+            self._direct_handlers[type(message)] = fn  # pyright: ignore[reportUnknownArgumentType]
+        return fn
 
     async def _handle(self, message: Any, ctx: WorkflowContext[Any, Any]) -> None:
         spec = self.find_handler(message)

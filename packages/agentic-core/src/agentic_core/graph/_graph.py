@@ -16,13 +16,12 @@ from sys import modules as _modules
 from typing import TYPE_CHECKING, Any
 
 from agentic_core import _run_context
-from agentic_core._errors import ExecutorError, SerializationError
 from agentic_core._run_context import CURRENT_INVOCATION
 from agentic_core._telemetry_invocation import observe_invocation
 from agentic_core.graph._context import WorkflowContext
 from agentic_core.graph._edges import Edge, EdgeKind
 from agentic_core.graph._executor import Executor
-from agentic_core.graph._invoke import ExecutorPlan, deliver_messages, fail
+from agentic_core.graph._invoke import ExecutorPlan, deliver_messages, record_failure
 from agentic_core.graph._serialization import TypeRegistry
 from agentic_core.protocols._runtime import (
     ExecutorErrorInfo,
@@ -70,11 +69,9 @@ class CompiledGraph:
         self._targets = {k: frozenset(v) for k, v in targets.items()}
         # What the hot path needs of each executor, by id (read-only).
         self.plans: Mapping[str, ExecutorPlan] = {
-            executor_id: ExecutorPlan(
+            executor_id: _plan_of(
                 executor,
-                executor.is_stateful,
                 self._targets[executor_id],
-                executor.retry.timeout_s if executor.retry is not None else None,
                 _direct_targets(self._edges_from.get(executor_id, ())),
             )
             for executor_id, executor in executors.items()
@@ -130,7 +127,7 @@ class CompiledGraph:
         the invocation (``add_run_context``) and, with telemetry on, its ``executor.process``
         span is the current span.
         """
-        executor, stateful, targets, timeout, _ = self.plans[invocation.executor_id]
+        executor, stateful, targets, timeout, _, _ = self.plans[invocation.executor_id]
         result = InvocationResult(invocation.executor_id)
         # Log lines name the run, superstep and executor (once logging can use it: see there).
         token = CURRENT_INVOCATION.set(invocation) if _run_context.enabled else None
@@ -156,17 +153,8 @@ class CompiledGraph:
                     await deliver_messages(executor, messages, ctx)
                 if stateful:
                     result.executor_state = executor.snapshot_state()
-            except TimeoutError as exc:
-                # Only the RetryPolicy's own deadline is a timeout; a TimeoutError the handler
-                # raised (an LLM client's, say) is an ordinary failure with its own message.
-                expired = deadline is not None and deadline.expired()
-                text = f"timed out after {timeout} s" if expired else str(exc)
-                fail(result, invocation, exc, text)
-            except (ExecutorError, SerializationError) as exc:
-                fail(result, invocation, exc, str(exc))
-                result.retryable = False
             except Exception as exc:  # noqa: BLE001 - any executor error becomes a result
-                fail(result, invocation, exc, str(exc))
+                record_failure(result, invocation, exc, timeout, deadline)
             result.duration_s = time.perf_counter() - started
         except BaseException as exc:  # cancelled (or a state that cannot be restored)
             if observed is not None:
@@ -210,6 +198,16 @@ def _registry_of(executors: Mapping[str, Executor]) -> TypeRegistry:
             for tp in (spec.request_type, spec.response_type, *(spec.sends or ())):
                 registry.register_annotation(tp)
     return registry
+
+
+def _plan_of(
+    executor: Executor, targets: frozenset[str], direct_targets: tuple[str, ...] | None
+) -> ExecutorPlan:
+    stateful = executor.is_stateful
+    timeout = executor.retry.timeout_s if executor.retry is not None else None
+    own_dispatch = type(executor)._handle is Executor._handle  # pyright: ignore[reportPrivateUsage]
+    direct = not stateful and timeout is None and own_dispatch
+    return ExecutorPlan(executor, stateful, targets, timeout, direct_targets, direct)
 
 
 def _direct_targets(edges: tuple[Edge, ...]) -> tuple[str, ...] | None:

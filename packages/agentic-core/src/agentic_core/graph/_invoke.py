@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, NamedTuple
 
+from agentic_core._errors import ExecutorError, SerializationError
 from agentic_core.graph._context import WorkflowContext
 from agentic_core.graph._executor import Executor
 from agentic_core.protocols._runtime import (
@@ -22,6 +24,9 @@ class ExecutorPlan(NamedTuple):
     targets: frozenset[str]
     timeout_s: float | None
     direct_targets: tuple[str, ...] | None  # only unconditional direct edges: route inline
+    direct: bool
+    """Runs inline on ``LocalRuntime``'s direct path: no per-run state, no timeout, the
+    executor's own dispatch (``_handle`` not overridden)."""
 
 
 async def deliver_messages(
@@ -35,6 +40,28 @@ async def deliver_messages(
             )
         else:
             await executor._handle(message, ctx)
+
+
+def record_failure(
+    result: InvocationResult,
+    invocation: Invocation,
+    exc: Exception,
+    timeout: float | None = None,
+    deadline: asyncio.Timeout | None = None,
+) -> None:
+    """Turn ``result`` into the failure ``exc`` is: an executor's exception never escapes.
+
+    Only the ``RetryPolicy``'s own ``deadline`` is a timeout; a ``TimeoutError`` the handler
+    raised (an LLM client's, say) is an ordinary failure with its own message. An
+    ``ExecutorError`` or ``SerializationError`` is a mistake no retry can mend.
+    """
+    if isinstance(exc, TimeoutError):
+        expired = deadline is not None and deadline.expired()
+        fail(result, invocation, exc, f"timed out after {timeout} s" if expired else str(exc))
+    else:
+        fail(result, invocation, exc, str(exc))
+        if isinstance(exc, ExecutorError | SerializationError):
+            result.retryable = False
 
 
 def fail(result: InvocationResult, invocation: Invocation, exc: BaseException, text: str) -> None:

@@ -28,11 +28,11 @@ async def execute(
     results = await runtime.execute(run.graph, invocations)
     for result in results:
         if result.error is not None:
-            return await _retry(run, runtime, list(invocations), results)
+            return await retry(run, runtime, list(invocations), results)
     return results
 
 
-async def _retry(
+async def retry(
     run: RunState,
     runtime: Runtime,
     invocations: list[Invocation],
@@ -82,19 +82,23 @@ async def save_checkpoint(run: RunState, store: CheckpointStore) -> None:
 
 async def drive(run: RunState, runtime: Runtime, store: CheckpointStore | None) -> None:
     """Run supersteps until no message is pending (or the run waits on requests)."""
-    graph = run.graph
     while run.inboxes:
-        # execute() and finish_superstep() inlined: this loop is the engine's hot path.
-        invocations = plan_superstep(run)
-        results = await runtime.execute(graph, invocations)
-        for result in results:
-            if result.error is not None:
-                results = await _retry(run, runtime, list(invocations), results)
-                break
-        if apply_results(run, results):
-            await route_results(run, results)
-        if store is not None:
-            await save_checkpoint(run, store)
+        await superstep(run, runtime, store)
+
+
+async def superstep(run: RunState, runtime: Runtime, store: CheckpointStore | None) -> None:
+    """One superstep: plan, execute (with retries), apply and route, save."""
+    # execute() and finish_superstep() inlined: this is the engine's hot path.
+    invocations = plan_superstep(run)
+    results = await runtime.execute(run.graph, invocations)
+    for result in results:
+        if result.error is not None:
+            results = await retry(run, runtime, list(invocations), results)
+            break
+    if apply_results(run, results):
+        await route_results(run, results)
+    if store is not None:
+        await save_checkpoint(run, store)
 
 
 async def drive_observed(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Iterator
+from os import urandom
 from typing import Any
 
 from agentic_core._errors import CheckpointError
@@ -135,8 +136,9 @@ class RunState:
 
 
 def new_run_id() -> str:
-    """A fresh run id."""
-    return uuid.uuid4().hex
+    """A fresh run id: 32 random hex digits (128 bits, as a uuid4's hex, at a quarter of
+    ``uuid4()``'s cost: every run pays it)."""
+    return urandom(16).hex()
 
 
 def start_run(graph: CompiledGraph, message: Any, *, max_supersteps: int | None) -> RunState:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from time import perf_counter
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -30,6 +31,7 @@ from agentic_core._errors import (
     WorkflowExecutionError,
 )
 from agentic_core._telemetry_spans import observe_run
+from agentic_core.graph._direct import drive_direct
 from agentic_core.graph._graph import CompiledGraph
 from agentic_core.graph._loop import (
     drive,
@@ -228,30 +230,41 @@ class Workflow(CompiledGraph):
         ``NatsRuntime``) runs the call itself, with these keywords' meaning; so does the
         runtime a paused run was checkpointed by, when ``responses`` answer it.
         """
-        _check_options(message, checkpoint_id, max_supersteps, fork, update_state)
-        driver, paused = self._route(runtime, message, checkpoint_id, responses)
-        if driver is not None:
-            return await driver.drive_run(
-                self,
-                message,
-                **_driven(driver, paused, checkpoint_id, checkpoint_store, responses),
-                max_supersteps=max_supersteps,
-                fork=fork,
-                update_state=update_state,
-            )
-        start = await self._start(
-            message, checkpoint_id, checkpoint_store, responses, max_supersteps, fork, update_state,
-            paused,
-        )  # fmt: skip
-        run = start.run
-        began = monotonic()
-        if start.resumed:
-            reissue_pending(run)
-        observed = observe_run(run, resumed=start.resumed)  # None: telemetry off
-        if observed is None:
-            await drive(run, runtime or _DEFAULT_RUNTIME, start.store)
+        if checkpoint_id is None and not responses and type(runtime) in _FRESH_RUNTIMES:
+            # A new run on this process's engine (the common case): nothing to route or load.
+            if max_supersteps is not None or fork or update_state is not None:
+                _check_options(message, checkpoint_id, max_supersteps, fork, update_state)
+            run = start_run(self, message, max_supersteps=max_supersteps)
+            start = _Start(run, checkpoint_store or self.checkpoint_store, False)
         else:
-            await drive_observed(run, runtime or _DEFAULT_RUNTIME, start.store, observed)
+            _check_options(message, checkpoint_id, max_supersteps, fork, update_state)
+            driver, paused = self._route(runtime, message, checkpoint_id, responses)
+            if driver is not None:
+                return await driver.drive_run(
+                    self,
+                    message,
+                    **_driven(driver, paused, checkpoint_id, checkpoint_store, responses),
+                    max_supersteps=max_supersteps,
+                    fork=fork,
+                    update_state=update_state,
+                )
+            start = await self._start(
+                message, checkpoint_id, checkpoint_store, responses, max_supersteps, fork,
+                update_state, paused,
+            )  # fmt: skip
+            run = start.run
+            if start.resumed:
+                reissue_pending(run)
+        began = perf_counter()
+        observed = observe_run(run, resumed=start.resumed)  # None: telemetry off
+        runtime = runtime or _DEFAULT_RUNTIME
+        if observed is None:
+            if type(runtime) is LocalRuntime:  # the common case: its direct path
+                await drive_direct(run, runtime, start.store)
+            else:
+                await drive(run, runtime, start.store)
+        else:
+            await drive_observed(run, runtime, start.store, observed)
         outcome = end_call(run)
         status = self._settle(run, start.store)
         if observed is not None:
@@ -261,11 +274,11 @@ class Workflow(CompiledGraph):
             outputs=outcome.outputs,
             events=outcome.events,
             superstep_count=run.superstep,
-            duration_s=monotonic() - began,
+            duration_s=perf_counter() - began,
             pending_requests=list(run.pending_requests.values()),
             run_id=run.run_id,
             last_checkpoint_id=run.last_checkpoint_id,
-            errors=[e for errors in run.errors.values() for e in errors],
+            errors=[e for errors in run.errors.values() for e in errors] if run.errors else [],
         )
 
     async def run_stream(
@@ -580,6 +593,8 @@ def _driven(
 
 
 _PLAIN_RUNTIMES: frozenset[type] = frozenset({LocalRuntime, SerializingRuntime})
+_FRESH_RUNTIMES: frozenset[type] = frozenset({type(None), LocalRuntime, SerializingRuntime})
+"""``runtime=`` values with which a new run is driven here (not by a ``RunDriver``)."""
 
 
 def _run_driver(runtime: Runtime | None) -> RunDriver | None:

@@ -36,7 +36,7 @@ class ResponseDelivery:
     response: Any
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class Invocation:
     """One executor's work in one superstep: its messages and the run's view at the barrier."""
 
@@ -104,7 +104,6 @@ class InvocationResult:
     def __init__(
         self,
         executor_id: str,
-        *,
         sent: list[tuple[Any, str | None]] | None = None,
         outputs: list[Any] | None = None,
         events: list[WorkflowEvent] | None = None,
