@@ -96,7 +96,7 @@ async def test_the_context_names_the_invocation_on_the_direct_path() -> None:
 async def test_a_failure_retries_by_policy_and_a_mistake_does_not() -> None:
     attempts: list[int] = []
 
-    @executor(retry=RetryPolicy(max_attempts=3, initial_delay_s=0))
+    @executor(retry=RetryPolicy(max_attempts=3, backoff_s=0))
     async def flaky(n: int, ctx: WorkflowContext[Never, int]) -> None:
         attempts.append(ctx.attempt)
         if ctx.attempt < 3:
@@ -110,7 +110,7 @@ async def test_a_failure_retries_by_policy_and_a_mistake_does_not() -> None:
 
     mistakes: list[int] = []
 
-    @executor(retry=RetryPolicy(max_attempts=3, initial_delay_s=0))
+    @executor(retry=RetryPolicy(max_attempts=3, backoff_s=0))
     async def wrong(n: int, ctx: WorkflowContext[Never, int]) -> None:
         mistakes.append(ctx.attempt)
         raise ExecutorError("a mistake no retry mends", executor_id=ctx.executor_id)
