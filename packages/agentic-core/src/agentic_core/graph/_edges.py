@@ -35,6 +35,9 @@ class EdgeKind(StrEnum):
     COLLECT = "collect"
 
 
+_PLAIN_KINDS = frozenset({EdgeKind.FAN_IN, EdgeKind.FAN_OUT, EdgeKind.COLLECT})
+
+
 class Case:
     """A switch-case branch: the first case whose ``condition`` holds sends to ``target``."""
 
@@ -152,20 +155,45 @@ async def route_message(
                     break
             else:
                 _log.debug("switch_no_match", source=source, message_type=type(message).__name__)
-        elif kind is EdgeKind.FAN_OUT:
-            for index in _select(edge, message):
-                target = edge.targets[index]
-                if target_id is None or target == target_id:
-                    deliver(target, message)
-        elif kind is EdgeKind.FAN_IN:
-            target = edge.targets[0]
-            if target_id is not None and target != target_id:
-                continue
+        else:
+            route_plain(edge, source, message, target_id, deliver, fan_in, collect)
+
+
+def is_plain(edge: Edge) -> bool:
+    """Whether ``edge`` routes without a condition (``route_plain`` can take it, no await)."""
+    return edge.kind in _PLAIN_KINDS or (
+        edge.kind is EdgeKind.DIRECT and all(c is None for c in edge.conditions)
+    )
+
+
+def route_plain(
+    edge: Edge,
+    source: str,
+    message: Any,
+    target_id: str | None,
+    deliver: Deliver,
+    fan_in: Callable[[Edge], FanInBuffer],
+    collect: Callable[[Edge], list[Any]],
+) -> None:
+    """``route_message`` along one edge without a condition (see ``is_plain``)."""
+    kind = edge.kind
+    if kind is EdgeKind.FAN_IN:
+        target = edge.targets[0]
+        if target_id is None or target == target_id:
             batch = fan_in(edge).add(source, message)
             if batch is not None:
                 deliver(target, batch)
-        elif target_id is None or edge.targets[0] == target_id:  # COLLECT
-            collect(edge).append(message)
+    elif kind is EdgeKind.FAN_OUT:
+        for index in _select(edge, message):
+            target = edge.targets[index]
+            if target_id is None or target == target_id:
+                deliver(target, message)
+    elif kind is EdgeKind.DIRECT:
+        target = edge.targets[0]
+        if target_id is None or target == target_id:
+            deliver(target, message)
+    elif target_id is None or edge.targets[0] == target_id:  # COLLECT
+        collect(edge).append(message)
 
 
 def _select(edge: Edge, message: Any) -> Sequence[int]:

@@ -19,7 +19,7 @@ from agentic_core import _run_context
 from agentic_core._run_context import CURRENT_INVOCATION
 from agentic_core._telemetry_invocation import observe_invocation
 from agentic_core.graph._context import WorkflowContext
-from agentic_core.graph._edges import Edge, EdgeKind
+from agentic_core.graph._edges import Edge, EdgeKind, is_plain
 from agentic_core.graph._executor import Executor
 from agentic_core.graph._invoke import ExecutorPlan, deliver_messages, record_failure
 from agentic_core.graph._serialization import TypeRegistry
@@ -72,7 +72,7 @@ class CompiledGraph:
             executor_id: _plan_of(
                 executor,
                 self._targets[executor_id],
-                _direct_targets(self._edges_from.get(executor_id, ())),
+                self._edges_from.get(executor_id, ()),
             )
             for executor_id, executor in executors.items()
         }
@@ -127,7 +127,7 @@ class CompiledGraph:
         the invocation (``add_run_context``) and, with telemetry on, its ``executor.process``
         span is the current span.
         """
-        executor, stateful, targets, timeout, _, _ = self.plans[invocation.executor_id]
+        executor, stateful, targets, timeout, _, _, _ = self.plans[invocation.executor_id]
         result = InvocationResult(invocation.executor_id)
         # Log lines name the run, superstep and executor (once logging can use it: see there).
         token = CURRENT_INVOCATION.set(invocation) if _run_context.enabled else None
@@ -200,14 +200,13 @@ def _registry_of(executors: Mapping[str, Executor]) -> TypeRegistry:
     return registry
 
 
-def _plan_of(
-    executor: Executor, targets: frozenset[str], direct_targets: tuple[str, ...] | None
-) -> ExecutorPlan:
+def _plan_of(executor: Executor, targets: frozenset[str], edges: tuple[Edge, ...]) -> ExecutorPlan:
     stateful = executor.is_stateful
     timeout = executor.retry.timeout_s if executor.retry is not None else None
     own_dispatch = type(executor)._handle is Executor._handle  # pyright: ignore[reportPrivateUsage]
     direct = not stateful and timeout is None and own_dispatch
-    return ExecutorPlan(executor, stateful, targets, timeout, direct_targets, direct)
+    plain = edges if all(is_plain(edge) for edge in edges) else None
+    return ExecutorPlan(executor, stateful, targets, timeout, _direct_targets(edges), plain, direct)
 
 
 def _direct_targets(edges: tuple[Edge, ...]) -> tuple[str, ...] | None:

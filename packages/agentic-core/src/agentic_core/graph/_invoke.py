@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 
 from agentic_core._errors import ExecutorError, SerializationError
 from agentic_core.graph._context import WorkflowContext
+from agentic_core.graph._edges import Edge
 from agentic_core.graph._executor import Executor
 from agentic_core.protocols._runtime import (
     ExecutorErrorInfo,
@@ -24,6 +25,8 @@ class ExecutorPlan(NamedTuple):
     targets: frozenset[str]
     timeout_s: float | None
     direct_targets: tuple[str, ...] | None  # only unconditional direct edges: route inline
+    plain_edges: tuple[Edge, ...] | None
+    """The outgoing edges when none has a condition (routed without awaiting), else None."""
     direct: bool
     """Runs inline on ``LocalRuntime``'s direct path: no per-run state, no timeout, the
     executor's own dispatch (``_handle`` not overridden)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 from agentic_core._errors import CheckpointError
 from agentic_core._telemetry_spans import RunObservation
@@ -18,7 +18,15 @@ from agentic_core.graph._run_state import RunState, checkpoint_of
 from agentic_core.graph._step import apply_results, plan_retries, plan_superstep, route_results
 from agentic_core.protocols._checkpoint import CheckpointStore
 from agentic_core.protocols._events import SuperstepCompletedEvent, WorkflowEvent
-from agentic_core.protocols._runtime import Invocation, InvocationResult, Runtime
+from agentic_core.protocols._runtime import (
+    Invocation,
+    InvocationResult,
+    Runtime,
+    WorkflowGraph,
+)
+
+Execute = Callable[[WorkflowGraph, Sequence[Invocation]], Awaitable[list[InvocationResult]]]
+"""How a superstep's invocations run (``Runtime.execute``, or the direct path's)."""
 
 
 async def execute(
@@ -86,11 +94,19 @@ async def drive(run: RunState, runtime: Runtime, store: CheckpointStore | None) 
         await superstep(run, runtime, store)
 
 
-async def superstep(run: RunState, runtime: Runtime, store: CheckpointStore | None) -> None:
-    """One superstep: plan, execute (with retries), apply and route, save."""
+async def superstep(
+    run: RunState,
+    runtime: Runtime,
+    store: CheckpointStore | None,
+    execute: Execute | None = None,
+) -> None:
+    """One superstep: plan, execute (with retries), apply and route, save.
+
+    ``execute`` runs the first attempt instead of ``runtime.execute`` (retries use the runtime).
+    """
     # execute() and finish_superstep() inlined: this is the engine's hot path.
     invocations = plan_superstep(run)
-    results = await runtime.execute(run.graph, invocations)
+    results = await (execute or runtime.execute)(run.graph, invocations)
     for result in results:
         if result.error is not None:
             results = await retry(run, runtime, list(invocations), results)

@@ -17,7 +17,8 @@ from agentic_core.protocols._runtime import (
 
 async def gather_or_cancel(coros: Sequence[Any]) -> list[Any]:
     """Await coroutines concurrently; if this is cancelled or one raises, cancel the rest."""
-    tasks = [asyncio.ensure_future(c) for c in coros]
+    create_task = asyncio.get_running_loop().create_task
+    tasks = [create_task(c) for c in coros]
     try:
         return list(await asyncio.gather(*tasks))
     except BaseException:

@@ -22,7 +22,7 @@ from agentic_core._errors import (
     WorkflowExecutionError,
     WorkflowRequestError,
 )
-from agentic_core.graph._edges import route_message
+from agentic_core.graph._edges import route_message, route_plain
 from agentic_core.graph._run_state import RunState
 from agentic_core.graph._typing import describe, matcher_for
 from agentic_core.protocols._events import (
@@ -80,19 +80,20 @@ def plan_superstep(run: RunState) -> list[Invocation]:
         for index, batch in batches:
             invocations.append(
                 Invocation(
-                    run_id=run_id,
-                    workflow_id=workflow_id,
-                    superstep=superstep,
-                    executor_id=executor_id,
-                    messages=messages if batch is None else batch,
-                    shared_state=shared,
-                    previous_errors=previous,
-                    executor_state=graph.type_registry.decode(run.executor_states.get(executor_id))
+                    run_id,
+                    workflow_id,
+                    superstep,
+                    executor_id,
+                    messages if batch is None else batch,
+                    shared,
+                    1,
+                    previous,
+                    graph.type_registry.decode(run.executor_states.get(executor_id))
                     if stateful
                     else None,
-                    streaming=streaming,
-                    index=index,
-                    live=live,
+                    streaming,
+                    index,
+                    live,
                 )
             )
     return invocations
@@ -286,35 +287,35 @@ async def route_results(run: RunState, results: list[InvocationResult]) -> None:
     deliver = run.deliver
     fan_in = run.fan_in_buffer
     collect = run.collect
-    for result in results:
-        sent = result.sent
-        if not sent:
-            continue
-        direct = graph.plans[result.executor_id].direct_targets
-        if direct is not None:  # only unconditional direct edges: no routing logic needed
-            for message, target_id in sent:
-                for target in direct:
-                    if target_id is None or target == target_id:
-                        deliver(target, message)
-            continue
-        edges = graph.edges_from(result.executor_id)
-        for message, target_id in sent:
-            try:
-                await route_message(
-                    edges,
-                    result.executor_id,
-                    message,
-                    target_id,
-                    deliver,
-                    fan_in,
-                    collect,
-                )
-            except RoutingError as exc:
-                raise WorkflowExecutionError(
-                    f"routing failed after superstep {run.superstep}: {exc}",
-                    executor_id=exc.source_id,
-                    superstep=run.superstep,
-                ) from exc
+    plans = graph.plans
+    source = ""
+    try:
+        for result in results:
+            sent = result.sent
+            if not sent:
+                continue
+            source = result.executor_id
+            plan = plans[source]
+            direct = plan.direct_targets
+            if direct is not None:  # only unconditional direct edges: no routing logic needed
+                for message, target_id in sent:
+                    for target in direct:
+                        if target_id is None or target == target_id:
+                            deliver(target, message)
+            elif plan.plain_edges is not None:  # no condition to await
+                for message, target_id in sent:
+                    for edge in plan.plain_edges:
+                        route_plain(edge, source, message, target_id, deliver, fan_in, collect)
+            else:
+                edges = graph.edges_from(source)
+                for message, target_id in sent:
+                    await route_message(edges, source, message, target_id, deliver, fan_in, collect)
+    except RoutingError as exc:
+        raise WorkflowExecutionError(
+            f"routing failed after superstep {run.superstep}: {exc}",
+            executor_id=exc.source_id,
+            superstep=run.superstep,
+        ) from exc
     if run.collected is not None:
         for edge, batch in run.collected.values():
             deliver(edge.targets[0], batch)
