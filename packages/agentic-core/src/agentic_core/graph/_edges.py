@@ -79,20 +79,29 @@ class Edge:
 Deliver = Callable[[str, Any], None]
 
 
-async def _holds(condition: Condition, message: Any, edge: Edge, target: str) -> bool:
+def _verdict(condition: Condition, message: Any, edge: Edge, target: str) -> Any:
+    """What ``condition`` says of ``message``: a bool, or an awaitable of one (see ``_holds``)."""
     try:
-        verdict = condition(message)
-        if type(verdict) is bool:  # the common, synchronous case
-            return verdict
+        return condition(message)
+    except Exception as exc:
+        raise _condition_error(exc, edge, target) from exc
+
+
+async def _holds(verdict: Any, edge: Edge, target: str) -> bool:
+    """An asynchronous condition's verdict, awaited (the synchronous ones never get here)."""
+    try:
         if inspect.isawaitable(verdict):
             verdict = await verdict
     except Exception as exc:
-        raise RoutingError(
-            f"the condition of edge {edge.sources[0]} -> {target} raised "
-            f"{type(exc).__name__}: {exc}",
-            source_id=edge.sources[0],
-        ) from exc
+        raise _condition_error(exc, edge, target) from exc
     return bool(verdict)
+
+
+def _condition_error(exc: Exception, edge: Edge, target: str) -> RoutingError:
+    return RoutingError(
+        f"the condition of edge {edge.sources[0]} -> {target} raised {type(exc).__name__}: {exc}",
+        source_id=edge.sources[0],
+    )
 
 
 class FanInBuffer:
@@ -145,14 +154,24 @@ async def route_message(
             if target_id is not None and target != target_id:
                 continue
             condition = edge.conditions[0]
-            if condition is None or await _holds(condition, message, edge, target):
-                deliver(target, message)
+            if condition is not None:
+                verdict = _verdict(condition, message, edge, target)
+                if type(verdict) is not bool:  # the common, synchronous case is a bool
+                    verdict = await _holds(verdict, edge, target)
+                if not verdict:
+                    continue
+            deliver(target, message)
         elif kind is EdgeKind.SWITCH:
             for condition, target in zip(edge.conditions, edge.targets, strict=True):
-                if condition is None or await _holds(condition, message, edge, target):
-                    if target_id is None or target == target_id:
-                        deliver(target, message)
-                    break
+                if condition is not None:
+                    verdict = _verdict(condition, message, edge, target)
+                    if type(verdict) is not bool:
+                        verdict = await _holds(verdict, edge, target)
+                    if not verdict:
+                        continue
+                if target_id is None or target == target_id:
+                    deliver(target, message)
+                break
             else:
                 _log.debug("switch_no_match", source=source, message_type=type(message).__name__)
         else:
