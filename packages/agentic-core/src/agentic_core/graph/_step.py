@@ -367,7 +367,7 @@ class CallOutcome(NamedTuple):
 def end_call(run: RunState) -> CallOutcome:
     """Close one call on ``run``: report partly filled fan-ins, hand over outputs and events."""
     tail: list[WorkflowEvent] = []
-    for event in run.incomplete_fan_ins():
+    for event in run.incomplete_fan_ins() if run.fan_in else ():
         _log.warning(
             "fan_in_incomplete",
             workflow=run.graph.name,
