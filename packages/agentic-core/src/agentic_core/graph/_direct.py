@@ -15,25 +15,21 @@ observed loop records every invocation's span, so it keeps the full path).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 from agentic_core import _run_context
 from agentic_core._run_context import CURRENT_INVOCATION
 from agentic_core.graph._context import WorkflowContext
-from agentic_core.graph._graph import CompiledGraph
-from agentic_core.graph._invoke import ExecutorPlan, record_failure
+from agentic_core.graph._invoke import all_direct, execute_direct, record_failure
 from agentic_core.graph._loop import retry, save_checkpoint, superstep
 from agentic_core.graph._run_state import RunState
-from agentic_core.graph._runtime import LocalRuntime, gather_or_cancel
-from agentic_core.graph._serialization import TypeRegistry
+from agentic_core.graph._runtime import LocalRuntime
 from agentic_core.graph._step import apply_results, route_results
 from agentic_core.protocols._checkpoint import CheckpointStore
 from agentic_core.protocols._runtime import (
     Invocation,
     InvocationResult,
     ResponseDelivery,
-    WorkflowGraph,
 )
 
 _NO_ERRORS: tuple[()] = ()
@@ -109,50 +105,7 @@ async def drive_direct(run: RunState, runtime: LocalRuntime, store: CheckpointSt
                 if store is not None:
                     await save_checkpoint(run, store)
                 continue
-        if _all_direct(inboxes, plans):
-            await superstep(run, runtime, store, _execute_direct)
+        if all_direct(inboxes, plans):
+            await superstep(run, runtime, store, execute_direct)
         else:
             await superstep(run, runtime, store)
-
-
-def _all_direct(inboxes: dict[str, list[Any]], plans: Mapping[str, ExecutorPlan]) -> bool:
-    """Whether every invocation of this superstep can run on the direct path."""
-    for executor_id, messages in inboxes.items():
-        if not plans[executor_id].direct:
-            return False
-        for message in messages:
-            if type(message) is ResponseDelivery:
-                return False
-    return True
-
-
-async def _execute_direct(
-    workflow: WorkflowGraph, invocations: Sequence[Invocation]
-) -> list[InvocationResult]:
-    """``LocalRuntime.execute`` for invocations that may take the direct path (concurrent)."""
-    graph = cast("CompiledGraph", workflow)  # the engine's own graph: drive_direct runs it
-    plans = graph.plans
-    registry = graph.type_registry
-    return await gather_or_cancel([_invoke(plans[i.executor_id], i, registry) for i in invocations])
-
-
-async def _invoke(
-    plan: ExecutorPlan, invocation: Invocation, registry: TypeRegistry
-) -> InvocationResult:
-    """``run_invocation`` for an executor on the direct path (the loop above inlines it)."""
-    result = InvocationResult(invocation.executor_id)
-    ctx: WorkflowContext[Any, Any] = WorkflowContext(invocation, result, plan.targets, registry)
-    token = CURRENT_INVOCATION.set(invocation) if _run_context.enabled else None
-    message = invocation.messages[0]
-    try:
-        executor = plan.executor
-        handle = executor._direct_handlers.get(type(message))  # pyright: ignore[reportPrivateUsage, reportUnknownArgumentType]
-        if handle is None:
-            handle = executor._direct_handler(message)  # pyright: ignore[reportPrivateUsage]
-        await handle(message, ctx)
-    except Exception as exc:  # noqa: BLE001 - any executor error becomes a result
-        record_failure(result, invocation, exc)
-    finally:
-        if token is not None:
-            CURRENT_INVOCATION.reset(token)
-    return result

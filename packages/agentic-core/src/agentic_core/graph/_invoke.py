@@ -1,20 +1,31 @@
-"""What running an invocation in this process needs: the executor's plan, delivery, failure."""
+"""What running an invocation in this process needs: the executor's plan, delivery, failure,
+and the direct path's lean invocation (``invoke_direct``) for ``LocalRuntime``."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, NamedTuple
+from collections.abc import Mapping, Sequence
+from time import perf_counter
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
+from agentic_core import _run_context
 from agentic_core._errors import ExecutorError, SerializationError
+from agentic_core._run_context import CURRENT_INVOCATION
 from agentic_core.graph._context import WorkflowContext
 from agentic_core.graph._edges import Edge
 from agentic_core.graph._executor import Executor
+from agentic_core.graph._runtime import gather_or_cancel
 from agentic_core.protocols._runtime import (
     ExecutorErrorInfo,
     Invocation,
     InvocationResult,
     ResponseDelivery,
+    WorkflowGraph,
 )
+
+if TYPE_CHECKING:
+    from agentic_core.graph._graph import CompiledGraph
+    from agentic_core.graph._serialization import TypeRegistry
 
 
 class ExecutorPlan(NamedTuple):
@@ -83,3 +94,54 @@ def fail(result: InvocationResult, invocation: Invocation, exc: BaseException, t
         error_type=type(exc).__name__,
         message=text,
     )
+
+
+def all_direct(inboxes: dict[str, list[Any]], plans: Mapping[str, ExecutorPlan]) -> bool:
+    """Whether every invocation of this superstep can run on the direct path."""
+    for executor_id, messages in inboxes.items():
+        if not plans[executor_id].direct:
+            return False
+        for message in messages:
+            if type(message) is ResponseDelivery:
+                return False
+    return True
+
+
+async def execute_direct(
+    workflow: WorkflowGraph, invocations: Sequence[Invocation]
+) -> list[InvocationResult]:
+    """``LocalRuntime.execute`` for invocations that may take the direct path (concurrent)."""
+    graph = cast("CompiledGraph", workflow)  # the engine's own graph: drive_direct runs it
+    plans = graph.plans
+    registry = graph.type_registry
+    return await gather_or_cancel(
+        [invoke_direct(plans[i.executor_id], i, registry) for i in invocations]
+    )
+
+
+async def invoke_direct(
+    plan: ExecutorPlan, invocation: Invocation, registry: TypeRegistry
+) -> InvocationResult:
+    """``run_invocation`` for an executor on the direct path (``drive_direct`` inlines it).
+
+    The clock is read only for a streamed run (its ``ExecutorCompletedEvent`` shows it).
+    """
+    started = perf_counter() if invocation.streaming else 0.0
+    result = InvocationResult(invocation.executor_id)
+    ctx: WorkflowContext[Any, Any] = WorkflowContext(invocation, result, plan.targets, registry)
+    token = CURRENT_INVOCATION.set(invocation) if _run_context.enabled else None
+    message = invocation.messages[0]
+    try:
+        executor = plan.executor
+        handle = executor._direct_handlers.get(type(message))  # pyright: ignore[reportPrivateUsage, reportUnknownArgumentType]
+        if handle is None:
+            handle = executor._direct_handler(message)  # pyright: ignore[reportPrivateUsage]
+        await handle(message, ctx)
+    except Exception as exc:  # noqa: BLE001 - any executor error becomes a result
+        record_failure(result, invocation, exc)
+    finally:
+        if token is not None:
+            CURRENT_INVOCATION.reset(token)
+    if started:
+        result.duration_s = perf_counter() - started
+    return result
