@@ -157,3 +157,59 @@ async def test_stateful_executors_keep_their_state_per_run() -> None:
     assert (await workflow.run(3)).get_outputs() == [6]
     assert (await workflow.run(3)).get_outputs() == [6]
     assert counter.count == 0
+
+
+async def test_effect_lists_are_never_shared_between_results() -> None:
+    from agentic_core.graph._context import WorkflowContext as Ctx
+    from agentic_core.graph._serialization import TypeRegistry
+    from agentic_core.protocols._runtime import Invocation, InvocationResult
+
+    registry = TypeRegistry()
+    results = [InvocationResult("e"), InvocationResult("e")]
+    invocation = Invocation("run", "wf", 0, "e", [1], {}, streaming=True)
+    ctx: Ctx[Any, Any] = Ctx(invocation, results[0], frozenset({"next"}), registry)
+    await ctx.send_message(1)
+    await ctx.send_message(2, target_id="next")
+    await ctx.yield_output("out")
+    await ctx.set_shared_state("k", 1)
+    await ctx.request_info("question?", str)
+    first, second = results
+    assert first.sent == [(1, None), (2, "next")]
+    assert first.outputs == ["out"]
+    assert [type(e).__name__ for e in first.events] == ["WorkflowOutputEvent"]
+    assert first.state_writes == {"k": 1}
+    assert len(first.requests) == 1
+    # the other result saw none of it, and stays usable
+    for untouched in (second.sent, second.outputs, second.events, second.requests):
+        assert not untouched
+    assert not second.state_writes
+    wire = first.to_data()
+    assert [type(wire[k]) for k in ("outputs", "events", "requests", "state_writes")] == [
+        list,
+        list,
+        list,
+        dict,
+    ]
+    assert InvocationResult.from_data(second.to_data()).outputs == []
+
+
+async def test_a_failed_invocation_keeps_none_of_its_effects() -> None:
+    @executor
+    async def half(n: int, ctx: WorkflowContext[int, int]) -> None:
+        await ctx.yield_output(n)
+        await ctx.set_shared_state("k", n)
+        await ctx.send_message(n)
+        if ctx.attempt == 1:
+            raise RuntimeError("fails after its effects")
+
+    @executor
+    async def sink(n: int, ctx: WorkflowContext[Never, int]) -> None:
+        await ctx.yield_output(n * 100)
+
+    workflow = WorkflowBuilder().set_start_executor(half).add_edge(half, sink).build()
+    with pytest.raises(WorkflowExecutionError, match="fails after its effects"):
+        await workflow.run(1)
+    half.retry = RetryPolicy(max_attempts=2)
+    retried = WorkflowBuilder().set_start_executor(half).add_edge(half, sink).build()
+    result = await retried.run(1)
+    assert result.get_outputs() == [1, 100]  # the failed attempt's output and send are gone

@@ -108,19 +108,25 @@ class WorkflowContext(Generic[TMessage, TOutput]):
             )
         if type(message) not in _SCALARS:
             self._check(message, "send")
-        self._result.sent.append((message, target_id))
+        result = self._result
+        if result.sent:
+            result.sent.append((message, target_id))
+        else:  # the first: the result's empty list is shared (NO_EFFECTS)
+            result.sent = [(message, target_id)]
 
     async def yield_output(self, output: TOutput) -> None:
         """Yield ``output`` as a workflow output, visible to the caller."""
         if type(output) not in _SCALARS:
             self._check(output, "yield")
-        self._result.outputs.append(output)
+        result = self._result
+        if result.outputs:
+            result.outputs.append(output)
+        else:
+            result.outputs = [output]
         if self._invocation.streaming:
             from agentic_core.protocols._events import WorkflowOutputEvent
 
-            self._result.events.append(
-                WorkflowOutputEvent(data=output, source_executor_id=self.executor_id)
-            )
+            self._add_event(WorkflowOutputEvent(data=output, source_executor_id=self.executor_id))
 
     async def add_event(self, event: WorkflowEvent) -> None:
         """Emit a custom event (a ``WorkflowEvent`` subclass) to the run's listeners."""
@@ -136,12 +142,23 @@ class WorkflowContext(Generic[TMessage, TOutput]):
         if live is not None and type(event) is AgentRunUpdateEvent:
             live(event)  # shown while the agent streams, not at the barrier
             return
-        self._result.events.append(event)
+        self._add_event(event)
+
+    def _add_event(self, event: WorkflowEvent) -> None:
+        result = self._result
+        if result.events:
+            result.events.append(event)
+        else:
+            result.events = [event]
 
     async def set_shared_state(self, key: str, value: Any) -> None:
         """Write shared state: visible here at once, to every executor from the next superstep."""
         self._check(value, "store in shared state")
-        self._result.state_writes[key] = value
+        result = self._result
+        if result.state_writes:
+            result.state_writes[key] = value
+        else:
+            result.state_writes = {key: value}
 
     async def get_shared_state(self, key: str, default: Any = None) -> Any:
         """Read shared state as of the last barrier (plus this invocation's own writes).
@@ -173,7 +190,10 @@ class WorkflowContext(Generic[TMessage, TOutput]):
         self._check(request, "request")
         self._n_requests += 1
         request_id = str(uuid.uuid5(_REQUEST_NAMESPACE, f"{self.invocation_id}#{self._n_requests}"))
-        self._result.requests.append(
+        result = self._result
+        if not result.requests:
+            result.requests = []
+        result.requests.append(
             RequestInfoEvent(
                 request_id=request_id,
                 source_executor_id=self.executor_id,

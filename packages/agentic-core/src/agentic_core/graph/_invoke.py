@@ -16,6 +16,8 @@ from agentic_core.graph._edges import Edge
 from agentic_core.graph._executor import Executor
 from agentic_core.graph._runtime import gather_or_cancel
 from agentic_core.protocols._runtime import (
+    NO_EFFECTS,
+    NO_WRITES,
     ExecutorErrorInfo,
     Invocation,
     InvocationResult,
@@ -80,12 +82,12 @@ def record_failure(
 
 def fail(result: InvocationResult, invocation: Invocation, exc: BaseException, text: str) -> None:
     """Turn ``result`` into a failure: no effects, the error recorded."""
-    result.sent.clear()
-    result.outputs.clear()
-    result.events.clear()
-    result.state_writes.clear()
+    result.sent = NO_EFFECTS
+    result.outputs = NO_EFFECTS
+    result.events = NO_EFFECTS
+    result.state_writes = NO_WRITES
     result.state_reads = None
-    result.requests.clear()
+    result.requests = NO_EFFECTS
     result.exception = exc
     result.error = ExecutorErrorInfo(
         executor_id=invocation.executor_id,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
+from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
@@ -80,10 +81,20 @@ class Invocation:
         return f"{self.run_id}.{self.superstep}.{executor}.{self.attempt}"
 
 
+NO_EFFECTS: Any = ()
+"""The value of an effect list nothing was added to: one shared, immutable empty tuple, so a
+result costs no list it does not use. Code that adds an effect assigns a new list instead of
+appending to it (``WorkflowContext`` does)."""
+NO_WRITES: Any = MappingProxyType[str, Any]({})
+"""``NO_EFFECTS`` for ``state_writes``."""
+
+
 class InvocationResult:
     """Everything one invocation produced, applied by the engine at the barrier.
 
-    ``exception`` is set by local runtimes only (never serialized).
+    ``exception`` is set by local runtimes only (never serialized). The effect lists (``sent``,
+    ``outputs``, ``events``, ``requests``) and ``state_writes`` start as ``NO_EFFECTS`` /
+    ``NO_WRITES`` unless given: read them freely; to add an effect, assign a new list.
     """
 
     __slots__ = (
@@ -117,15 +128,15 @@ class InvocationResult:
         exception: BaseException | None = None,
     ) -> None:
         self.executor_id = executor_id
-        self.sent: list[tuple[Any, str | None]] = [] if sent is None else sent
-        self.outputs: list[Any] = [] if outputs is None else outputs
-        self.events: list[WorkflowEvent] = [] if events is None else events
-        self.state_writes: dict[str, Any] = {} if state_writes is None else state_writes
+        self.sent: list[tuple[Any, str | None]] = NO_EFFECTS if sent is None else sent
+        self.outputs: list[Any] = NO_EFFECTS if outputs is None else outputs
+        self.events: list[WorkflowEvent] = NO_EFFECTS if events is None else events
+        self.state_writes: dict[str, Any] = NO_WRITES if state_writes is None else state_writes
         self.state_reads: set[str] | None = None if state_reads is None else set(state_reads)
         """Shared-state keys a branch of a dynamic map read from the barrier's state (not its
         own writes); None when it read none or is not a map branch. The engine uses them to
         refuse lost updates (``SharedStateConflictError``)."""
-        self.requests: list[RequestInfoEvent] = [] if requests is None else requests
+        self.requests: list[RequestInfoEvent] = NO_EFFECTS if requests is None else requests
         self.executor_state = executor_state
         self.error = error
         self.retryable = retryable
@@ -137,11 +148,11 @@ class InvocationResult:
         return {
             "executor_id": self.executor_id,
             "sent": [[message, target] for message, target in self.sent],
-            "outputs": self.outputs,
-            "events": self.events,
-            "state_writes": self.state_writes,
+            "outputs": list(self.outputs),
+            "events": list(self.events),
+            "state_writes": dict(self.state_writes),
             "state_reads": sorted(self.state_reads) if self.state_reads else None,
-            "requests": self.requests,
+            "requests": list(self.requests),
             "executor_state": self.executor_state,
             "error": self.error,
             "retryable": self.retryable,
