@@ -109,6 +109,18 @@ def all_direct(inboxes: dict[str, list[Any]], plans: Mapping[str, ExecutorPlan])
     return True
 
 
+def all_direct_invocations(
+    invocations: Sequence[Invocation], plans: Mapping[str, ExecutorPlan]
+) -> bool:
+    """``all_direct`` for planned invocations (a stream plans before it executes)."""
+    for invocation in invocations:
+        if not plans[invocation.executor_id].direct:
+            return False
+        if type(invocation.messages[0]) is ResponseDelivery:
+            return False
+    return True
+
+
 async def execute_direct(
     workflow: WorkflowGraph, invocations: Sequence[Invocation]
 ) -> list[InvocationResult]:
@@ -116,6 +128,9 @@ async def execute_direct(
     graph = cast("CompiledGraph", workflow)  # the engine's own graph: drive_direct runs it
     plans = graph.plans
     registry = graph.type_registry
+    if len(invocations) == 1:  # awaited directly: no task
+        invocation = invocations[0]
+        return [await invoke_direct(plans[invocation.executor_id], invocation, registry)]
     return await gather_or_cancel(
         [invoke_direct(plans[i.executor_id], i, registry) for i in invocations]
     )

@@ -30,10 +30,16 @@ Execute = Callable[[WorkflowGraph, Sequence[Invocation]], Awaitable[list[Invocat
 
 
 async def execute(
-    run: RunState, runtime: Runtime, invocations: list[Invocation]
+    run: RunState,
+    runtime: Runtime,
+    invocations: list[Invocation],
+    first: Execute | None = None,
 ) -> list[InvocationResult]:
-    """Run the invocations on ``runtime``, retrying failures by their ``RetryPolicy``."""
-    results = await runtime.execute(run.graph, invocations)
+    """Run the invocations on ``runtime``, retrying failures by their ``RetryPolicy``.
+
+    ``first`` runs the first attempt instead of ``runtime.execute`` (the direct path's).
+    """
+    results = await (first or runtime.execute)(run.graph, invocations)
     for result in results:
         if result.error is not None:
             return await retry(run, runtime, list(invocations), results)

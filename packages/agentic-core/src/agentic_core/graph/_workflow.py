@@ -33,6 +33,7 @@ from agentic_core._errors import (
 from agentic_core._telemetry_spans import observe_run
 from agentic_core.graph._direct import drive_direct
 from agentic_core.graph._graph import CompiledGraph
+from agentic_core.graph._invoke import all_direct_invocations, execute_direct
 from agentic_core.graph._loop import (
     drive,
     drive_observed,
@@ -344,7 +345,12 @@ class Workflow(CompiledGraph):
                     async for event in execute_live(run, runtime, invocations, results, observed):
                         yield event
                 elif observed is None:
-                    results = await execute(run, runtime, invocations)
+                    direct = type(runtime) is LocalRuntime and all_direct_invocations(
+                        invocations, self.plans
+                    )
+                    results = await execute(
+                        run, runtime, invocations, execute_direct if direct else None
+                    )
                 else:
                     with observed.in_superstep():  # current while awaited, never at a yield
                         results = await execute(run, runtime, invocations)
