@@ -110,6 +110,113 @@ async def test_tool_errors_bad_arguments_and_unknown_tools_become_error_results(
     assert "unknown tool 'nope'" in results["c"].result
 
 
+async def test_a_single_tool_call_runs_in_the_runs_own_task() -> None:
+    tasks: list[asyncio.Task[Any] | None] = []
+
+    async def where() -> str:
+        """Which task runs the tool."""
+        tasks.append(asyncio.current_task())
+        return "here"
+
+    agent = ChatAgent(ScriptedChatClient([call("where"), "done"]), tools=[where])
+    run = asyncio.ensure_future(agent.run("go"))
+    response = await run
+
+    assert response.text == "done"
+    assert tasks == [run]  # awaited directly: no task of its own (gather would make one)
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "expected"),
+    [
+        ("broken", {}, "Error: RuntimeError: kaput"),
+        ("add", {"a": "x", "b": 1}, "Error: ToolError: invalid arguments for tool 'add'"),
+        ("nope", {}, "Error: unknown tool 'nope' (available: add, broken)"),
+    ],
+    ids=["raises", "bad-arguments", "unknown-tool"],
+)
+async def test_a_single_failing_tool_call_becomes_an_error_result(
+    name: str, arguments: dict[str, Any], expected: str
+) -> None:
+    def broken() -> None:
+        """Always fails."""
+        raise RuntimeError("kaput")
+
+    client = ScriptedChatClient([call(name, **arguments), "sorry"])
+    response = await ChatAgent(client, tools=[broken, add]).run("go")
+
+    assert response.text == "sorry"
+    [result] = client.calls[1][0][-1].function_results
+    assert result.is_error
+    assert result.call_id == "c1"
+    assert str(result.result).startswith(expected)
+
+
+@pytest.mark.parametrize("calls", [1, 2], ids=["one-call", "two-calls"])
+async def test_cancelling_a_run_cancels_its_running_tools(calls: int) -> None:
+    started = asyncio.Event()
+    cancelled: list[int] = []
+
+    async def wait_forever(n: int) -> None:
+        """Never returns."""
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(n)
+            raise
+
+    reply = ChatMessage.assistant(
+        contents=[
+            FunctionCallContent(call_id=f"c{n}", name="wait_forever", arguments={"n": n})
+            for n in range(calls)
+        ]
+    )
+    agent = ChatAgent(ScriptedChatClient([reply, "never"]), tools=[wait_forever])
+    thread = agent.get_new_thread()
+    run = asyncio.ensure_future(agent.run("go", thread=thread))
+    await started.wait()
+
+    run.cancel()
+
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert sorted(cancelled) == list(range(calls))
+    assert [m.text for m in await thread.list_messages()] == ["go"]  # the turn left no results
+
+
+def test_tools_are_kept_as_given_when_they_are_tools_and_wrapped_when_functions() -> None:
+    from agentic_core import FunctionTool, tool
+
+    class NamedTool(FunctionTool[..., Any]):
+        """A FunctionTool subclass."""
+
+    class HandMade:
+        """A Tool by the protocol, not a FunctionTool."""
+
+        name = "hand_made"
+        description = "made by hand"
+
+        @property
+        def parameters(self) -> dict[str, Any]:
+            return {"type": "object", "properties": {}}
+
+        async def invoke(self, arguments: Any) -> str:
+            return "ok"
+
+    def plain(x: int) -> int:
+        """A plain function."""
+        return x
+
+    made, subclassed, by_hand = tool(add), NamedTool(add, name="named"), HandMade()
+
+    agent = ChatAgent(ScriptedChatClient([]), tools=[made, subclassed, by_hand, plain])
+
+    assert agent.tools[:3] == [made, subclassed, by_hand]
+    assert [type(t) for t in agent.tools] == [FunctionTool, NamedTool, HandMade, FunctionTool]
+    assert agent.tools[3].name == "plain"
+
+
 async def test_a_tool_timeout_becomes_an_error_result() -> None:
     async def hang() -> None:
         """Never returns."""

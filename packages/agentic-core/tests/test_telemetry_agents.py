@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from agentic_core import (
     AgentExecutor,
     ChatAgent,
@@ -176,3 +178,30 @@ async def test_an_agent_in_a_workflow_is_a_child_of_its_executor_span(
     agent_span = telemetry.span("invoke_agent writer")
     assert agent_span.parent.span_id == executor_span.context.span_id
     assert telemetry.span("chat m").parent.span_id == agent_span.context.span_id
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["run", "run_stream"])
+async def test_with_telemetry_off_a_run_asks_once_whatever_its_model_and_tool_calls(
+    monkeypatch: pytest.MonkeyPatch, streaming: bool
+) -> None:
+    import agentic_core._telemetry_genai as genai
+
+    asked: list[str] = []
+
+    def tracer() -> None:
+        asked.append("tracer")
+
+    def instruments() -> None:
+        asked.append("instruments")
+
+    monkeypatch.setattr(genai, "tracer", tracer)
+    monkeypatch.setattr(genai, "instruments", instruments)
+    agent = _tool_agent()
+
+    if streaming:
+        [_ async for _ in agent.run_stream("2+3?")]
+    else:
+        await agent.run("2+3?")
+
+    # Two model calls and a tool call, decided once: no span, no metric, no other check.
+    assert asked == ["tracer", "instruments"]

@@ -18,6 +18,7 @@ from agentic_core.protocols._chat import (
 from agentic_core.protocols._messages import (
     ChatMessage,
     FunctionCallContent,
+    FunctionResultContent,
     Role,
     TextContent,
     UsageDetails,
@@ -105,6 +106,73 @@ async def test_replies_are_copies_so_the_script_stays_unchanged() -> None:
     response.message.contents.append(TextContent(text=" changed"))
 
     assert scripted.text == "original"
+
+
+def _assert_deep_copy(copied: ChatMessage, original: ChatMessage) -> None:
+    expected = original.model_copy(deep=True)
+    assert type(copied) is type(expected)
+    assert copied == expected
+    assert copied.model_fields_set == expected.model_fields_set
+    for mine, theirs in zip(copied.contents, original.contents, strict=True):
+        assert type(mine) is type(theirs)
+        assert mine is not theirs
+        assert mine.model_fields_set == theirs.model_fields_set
+
+
+async def test_a_message_reply_is_a_deep_copy_sharing_nothing_mutable_with_the_script() -> None:
+    nested = FunctionCallContent(
+        call_id="n", name="plan", arguments={"steps": [{"go": 1}], "flag": True}
+    )
+    result = FunctionResultContent(call_id="r", result={"rows": [1, 2]}, is_error=False)
+    scripted = ChatMessage(role=Role.ASSISTANT, contents=[TextContent(text="t"), weather_call()])
+    scripted.contents.extend([nested, result])
+    client = ScriptedChatClient([scripted])
+
+    reply = (await client.generate(HELLO)).message
+
+    _assert_deep_copy(reply, scripted)
+    [flat, deep] = reply.function_calls
+    flat.arguments["city"] = "Rome"
+    deep.arguments["steps"][0]["go"] = 2
+    reply.function_results[0].result["rows"].append(3)
+    assert scripted.function_calls[0].arguments["city"] == "Paris"
+    assert scripted.function_calls[1].arguments["steps"] == [{"go": 1}]
+    assert scripted.function_results[0].result == {"rows": [1, 2]}
+
+
+async def test_a_value_shared_inside_a_scripted_message_stays_shared_in_its_copy() -> None:
+    shared = {"city": "Paris"}
+    first = FunctionCallContent(call_id="a", name="get_weather", arguments=shared)
+    second = FunctionCallContent(call_id="b", name="get_weather", arguments=shared)
+    scripted = ChatMessage(role=Role.ASSISTANT, contents=[first, second])
+    for content in (first, second):  # validation copied the dict: share it again
+        object.__setattr__(content, "arguments", shared)
+    client = ScriptedChatClient([scripted])
+
+    [a, b] = (await client.generate(HELLO)).message.function_calls
+
+    assert a.arguments is b.arguments  # as model_copy(deep=True) keeps it
+    assert a.arguments is not shared
+
+
+async def test_a_reply_holding_subclasses_is_copied_as_those_subclasses() -> None:
+    class Quoted(TextContent):
+        source: str = "book"
+
+    class Signed(ChatMessage):
+        signature: str = "ada"
+
+    quoted = Signed(role=Role.ASSISTANT, contents=[TextContent(text="x")])
+    with_quote = ChatMessage(role=Role.ASSISTANT)
+    with_quote.contents.append(Quoted(text="q", source="paper"))
+    client = ScriptedChatClient([quoted, with_quote])
+
+    first = (await client.generate(HELLO)).message
+    second = (await client.generate(HELLO)).message
+
+    _assert_deep_copy(first, quoted)
+    _assert_deep_copy(second, with_quote)
+    assert type(second.contents[0]) is Quoted
 
 
 async def test_usage_is_estimated_at_four_characters_per_token_rounded_up() -> None:

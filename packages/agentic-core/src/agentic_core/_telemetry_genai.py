@@ -28,6 +28,7 @@ __all__ = [
     "observe_agent_run",
     "observe_chat",
     "start_tool_span",
+    "telemetry_on",
 ]
 
 T = TypeVar("T")
@@ -63,6 +64,12 @@ async def _iterate_in(span: Span, items: AsyncIterator[T], *, owns_span: bool) -
             await items.aclose()
         if owns_span:
             span.end()
+
+
+def telemetry_on() -> bool:
+    """Whether an agent run records anything (spans or token metrics): asked once per run, so
+    that a run with telemetry off makes no other check (two flag checks in all)."""
+    return tracer() is not None or instruments() is not None
 
 
 # -- invoke_agent -------------------------------------------------------------------------------

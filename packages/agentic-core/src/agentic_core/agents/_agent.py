@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import structlog
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from agentic_core._errors import AgentError
-from agentic_core._telemetry_genai import observe_agent_run, observe_chat, start_tool_span
+from agentic_core._telemetry_genai import (
+    observe_agent_run,
+    observe_chat,
+    start_tool_span,
+    telemetry_on,
+)
 from agentic_core._telemetry_invocation import activate, mark_error
 from agentic_core.agents import _tool_approval as approval
 from agentic_core.agents._background import BackgroundRuns
@@ -34,6 +38,7 @@ from agentic_core.protocols._tool_approval import (
     ToolApprovalRequest,
     ToolApprovalResponse,
 )
+from agentic_core.protocols._trusted import new_id, replaced, trusted
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
@@ -43,6 +48,11 @@ _log = structlog.get_logger(__name__)
 ApprovalAnswers = Mapping[str, ToolApprovalResponse | Mapping[str, Any]]
 """Answers to tool calls waiting for approval, by call id (a mapping: the answer as JSON)."""
 
+# What AgentResponse(messages=, text=, usage=, agent_id=, value=, user_input_requests=) sets.
+_RESPONSE_FIELDS_SET = frozenset(
+    {"messages", "text", "usage", "agent_id", "value", "user_input_requests"}
+)
+
 _CORRECTION = (
     "Your previous reply could not be parsed as JSON matching the {name} schema: {error}. "
     "Reply again with only the JSON object."
@@ -50,10 +60,14 @@ _CORRECTION = (
 
 
 def _as_tool(candidate: Tool | Callable[..., Any]) -> Tool:
+    from agentic_core.agents._tools import FunctionTool, tool
+
+    # A FunctionTool (what @tool makes) is a Tool: no protocol check, which reads every member
+    # (a copy of the whole schema included) and cost more than the rest of building an agent.
+    if isinstance(candidate, FunctionTool):
+        return cast("Tool", candidate)
     if isinstance(candidate, Tool):
         return candidate
-    from agentic_core.agents._tools import tool
-
     return tool(candidate)
 
 
@@ -62,8 +76,9 @@ class ChatAgent:
 
     The loop: add the input to the thread, reduce the history, let memory add context, call
     the model, run every tool call of the reply concurrently (errors and timeouts become error
-    results the model sees), repeat until a reply has no tool calls or ``max_tool_iterations``
-    is reached, then let memory learn from the response. Agents keep no conversation state:
+    results the model sees; a reply's only call is awaited directly, in the run's own task),
+    repeat until a reply has no tool calls or ``max_tool_iterations`` is reached, then let
+    memory learn from the response. Agents keep no conversation state:
     the thread does, so one agent serves any number of threads at once.
 
     Tool approval: a call of a tool whose ``approval_mode`` (else the agent's
@@ -97,7 +112,7 @@ class ChatAgent:
         self.chat_client = chat_client
         self.instructions = instructions
         self.name = name or "agent"
-        self.id = id or f"{self.name}-{uuid.uuid4().hex[:8]}"
+        self.id = id or f"{self.name}-{new_id()[:8]}"
         self.description = description
         self.tools: list[Tool] = [_as_tool(t) for t in tools]
         self._tools_by_name = {t.name: t for t in self.tools}
@@ -210,10 +225,22 @@ class ChatAgent:
         *,
         streaming: bool,
     ) -> AsyncIterator[AgentResponseUpdate | AgentResponse]:
-        """``_steps`` in an ``invoke_agent`` span when telemetry is on (checked once per run)."""
+        """``_steps`` in an ``invoke_agent`` span when telemetry is on.
+
+        Telemetry is decided here, once per run: while it is off, the model and tool calls of
+        the run make no further check."""
+        observed = telemetry_on()
         steps = self._steps(
-            messages, thread, run_options, response_format, responses, streaming=streaming
+            messages,
+            thread,
+            run_options,
+            response_format,
+            responses,
+            streaming=streaming,
+            observed=observed,
         )
+        if not observed:
+            return steps
         return observe_agent_run(steps, name=self.name, agent_id=self.id, client=self.chat_client)
 
     async def _steps(
@@ -225,14 +252,17 @@ class ChatAgent:
         responses: ApprovalAnswers | None,
         *,
         streaming: bool,
+        observed: bool,
     ) -> AsyncIterator[AgentResponseUpdate | AgentResponse]:
-        """The run loop; yields streaming updates (when streaming), then the final response."""
+        """The run loop; yields streaming updates (when streaming), then the final response.
+
+        ``observed``: telemetry is on (model and tool calls get their spans and metrics)."""
         thread = thread or self.get_new_thread()
         new_input = to_messages(messages)
         # Tool results of calls answered in this run: in the thread already, and in the response.
         produced: list[ChatMessage] = []
         if responses is not None:
-            produced = await self._resume_approved(thread, new_input, responses)
+            produced = await self._resume_approved(thread, new_input, responses, observed)
         else:
             if self._may_wait_for_approval():
                 await self._refuse_while_waiting(thread, new_input)
@@ -240,10 +270,10 @@ class ChatAgent:
                 await thread.add_messages(new_input)
         stored = len(produced)
         history = await self._reduced_history(thread)
-        memory = MemoryContext()
+        prompt = self._instructions()
         if self.memory_provider is not None:
-            await self.memory_provider.before_invoke(self.id, thread, memory)
-        prompt = [*self._system_messages(memory), *history]
+            prompt.extend(await self._memory_messages(self.memory_provider, thread))
+        prompt.extend(history)
         options = self._options_for(run_options, response_format)
         # The run's keyword, else the run's options, else the agent's default options.
         response_format = options.response_format
@@ -254,14 +284,17 @@ class ChatAgent:
             if iteration == self.max_tool_iterations and self.tools:
                 # Out of tool iterations: one last call in which the model may not call tools.
                 options = options.model_copy(update={"tool_choice": "none", "tools": []})
-            response = None
-            async for item in self._call_model(prompt, options, streaming=streaming):
-                if isinstance(item, ChatResponse):
-                    response = item
-                else:
-                    yield item
-            if response is None:  # pragma: no cover - _call_model always ends with one
-                raise AgentError(f"agent {self.name!r}: the chat client returned no response")
+            if streaming:
+                response = None
+                async for item in self._stream_model(prompt, options, observed):
+                    if isinstance(item, ChatResponse):
+                        response = item
+                    else:
+                        yield item
+                if response is None:  # pragma: no cover - _stream_model always ends with one
+                    raise AgentError(f"agent {self.name!r}: the chat client returned no response")
+            else:
+                response = await self._generate(prompt, options, observed)
             usage = usage + response.usage
             reply = self._stamp(response.message)
             produced.append(reply)
@@ -276,65 +309,90 @@ class ChatAgent:
             ]
             if requests:
                 break  # the turn waits for a person; the reply's calls run once answered
-            results = await self._run_tools(calls)
+            results = await self._run_tools(calls, observed)
             produced.extend(results)
             prompt.extend(results)
         if response is None:  # pragma: no cover - the loop runs at least once
             raise AgentError(f"agent {self.name!r}: no model call was made")
         value = None
         if response_format is not None and not requests:
-            value, extra = await self._parse_structured(response, response_format, prompt, options)
+            value, extra = await self._parse_structured(
+                response, response_format, prompt, options, observed
+            )
             for message, extra_usage in extra:
                 produced.append(message)
                 usage = usage + extra_usage
         await thread.add_messages(produced[stored:])
-        final = AgentResponse(
-            messages=produced,
-            text=next((m.text for m in reversed(produced) if m.role is Role.ASSISTANT), ""),
-            usage=usage,
-            agent_id=self.id,
-            value=value,
-            user_input_requests=requests,
-        )
+        final = self._response(produced, usage, value, requests)
         if self.memory_provider is not None:
             await self.memory_provider.after_invoke(self.id, thread, final)
         yield final
 
-    async def _call_model(
-        self, prompt: list[ChatMessage], options: ChatOptions, *, streaming: bool
+    def _response(
+        self,
+        produced: list[ChatMessage],
+        usage: UsageDetails,
+        value: Any,
+        requests: list[ToolApprovalRequest],
+    ) -> AgentResponse:
+        """The run's response; every value is of its field's type already (the messages and
+        usage are validated models, the text a str), so it is built without validation."""
+        text = next((m.text for m in reversed(produced) if m.role is Role.ASSISTANT), "")
+        if type(self.id) is not str:  # an id given as something else: validated (and refused)
+            return AgentResponse(
+                messages=produced,
+                text=text,
+                usage=usage,
+                agent_id=self.id,
+                value=value,
+                user_input_requests=requests,
+            )
+        fields = {
+            "messages": produced,
+            "text": text,
+            "usage": usage,
+            "agent_id": self.id,
+            "continuation_token": None,
+            "value": value,
+            "user_input_requests": requests,
+        }
+        return trusted(AgentResponse, fields, set(_RESPONSE_FIELDS_SET))
+
+    async def _stream_model(
+        self, prompt: list[ChatMessage], options: ChatOptions, observed: bool
     ) -> AsyncIterator[AgentResponseUpdate | ChatResponse]:
-        if not streaming:
-            yield await self._generate(prompt, options)
-            return
-        observed = observe_chat(self.chat_client, options)  # None: telemetry off
+        """One streamed model call: its text updates, then the folded ``ChatResponse``."""
+        observation = observe_chat(self.chat_client, options) if observed else None
         stream = self.chat_client.generate_stream(prompt, options)
         chunks: list[ChatResponseUpdate] = []
         try:
-            async for chunk in stream if observed is None else observed.stream(stream):
+            async for chunk in stream if observation is None else observation.stream(stream):
                 chunks.append(chunk)
                 if chunk.text:
                     yield AgentResponseUpdate(text=chunk.text, author_name=self.name)
             response = ChatResponse.from_updates(chunks, model=self.chat_client.model)
         except BaseException as exc:
-            if observed is not None:
-                observed.fail(exc)
+            if observation is not None:
+                observation.fail(exc)
             raise
-        if observed is not None:
-            observed.end(response)  # the span covers the whole stream
+        if observation is not None:
+            observation.end(response)  # the span covers the whole stream
         yield response
 
-    async def _generate(self, prompt: list[ChatMessage], options: ChatOptions) -> ChatResponse:
+    async def _generate(
+        self, prompt: list[ChatMessage], options: ChatOptions, observed: bool
+    ) -> ChatResponse:
         """One whole model call (in a ``chat`` span when telemetry is on)."""
-        observed = observe_chat(self.chat_client, options)
-        if observed is None:
+        observation = observe_chat(self.chat_client, options) if observed else None
+        if observation is None:
             return await self.chat_client.generate(prompt, options)
         try:
-            with observed.current():
+            with observation.current():
                 response = await self.chat_client.generate(prompt, options)
         except BaseException as exc:
-            observed.fail(exc)
+            observation.fail(exc)
             raise
-        observed.end(response)
+        observation.end(response)
         return response
 
     async def _reduced_history(self, thread: AgentThread) -> list[ChatMessage]:
@@ -344,10 +402,17 @@ class ChatAgent:
             await thread.message_store.replace_messages(history)
         return history
 
-    def _system_messages(self, memory: MemoryContext) -> list[ChatMessage]:
+    def _instructions(self) -> list[ChatMessage]:
+        """The prompt's start: the instructions as a system message, when there are some."""
+        return [ChatMessage.system(self.instructions)] if self.instructions else []
+
+    async def _memory_messages(
+        self, memory_provider: MemoryProvider, thread: AgentThread
+    ) -> list[ChatMessage]:
+        """What memory adds after the instructions (asked with a fresh ``MemoryContext``)."""
+        memory = MemoryContext()
+        await memory_provider.before_invoke(self.id, thread, memory)
         system: list[ChatMessage] = []
-        if self.instructions:
-            system.append(ChatMessage.system(self.instructions))
         if memory.extra_instructions:
             system.append(ChatMessage.system(memory.extra_instructions))
         system.extend(memory.system_messages)
@@ -363,21 +428,22 @@ class ChatAgent:
             update["tools"] = list(self.tools)
         if response_format is not None:
             update["response_format"] = response_format
-        return options.model_copy(update=update) if update else options
+        return replaced(options, update) if update else options
 
     def _stamp(self, message: ChatMessage) -> ChatMessage:
         if message.role is Role.ASSISTANT and message.author_name is None:
-            return message.model_copy(update={"author_name": self.name})
+            return replaced(message, {"author_name": self.name})
         return message
 
     # -- tools ----------------------------------------------------------------------------------
 
-    async def _run_tools(self, calls: Sequence[FunctionCallContent]) -> list[ChatMessage]:
-        results = await asyncio.gather(*(self._run_tool(call) for call in calls))
-        return list(results)
+    async def _run_tools(
+        self, calls: Sequence[FunctionCallContent], observed: bool
+    ) -> list[ChatMessage]:
+        return await _concurrently([self._run_tool(call, observed) for call in calls])
 
-    async def _run_tool(self, call: FunctionCallContent) -> ChatMessage:
-        span = start_tool_span(call)  # None: telemetry off
+    async def _run_tool(self, call: FunctionCallContent, observed: bool) -> ChatMessage:
+        span = start_tool_span(call) if observed else None  # None: telemetry off
         if span is None:
             return await self._invoke_tool(call, None)
         try:
@@ -441,7 +507,11 @@ class ChatAgent:
                 raise approval.unanswered_error(self.name, unanswered)
 
     async def _resume_approved(
-        self, thread: AgentThread, new_input: list[ChatMessage], responses: ApprovalAnswers
+        self,
+        thread: AgentThread,
+        new_input: list[ChatMessage],
+        responses: ApprovalAnswers,
+        observed: bool,
     ) -> list[ChatMessage]:
         """Run the waiting calls as answered; store their results after them; return them."""
         existing = await thread.list_messages()
@@ -462,8 +532,8 @@ class ChatAgent:
             if answer is not None and answer.arguments is not None:
                 edited[call.call_id] = approval.answered_call(call, answer)
             to_run.append(edited.get(call.call_id, call))
-        results = await asyncio.gather(
-            *(self._run_answered(call, answers.get(call.call_id)) for call in to_run)
+        results = await _concurrently(
+            [self._run_answered(call, answers.get(call.call_id), observed) for call in to_run]
         )
         if edited:
             history[waiting.index] = approval.with_edited_calls(history[waiting.index], edited)
@@ -473,14 +543,14 @@ class ChatAgent:
             await thread.message_store.replace_messages(full)
         else:
             await thread.add_messages(full[len(existing) :])
-        return list(results)
+        return results
 
     async def _run_answered(
-        self, call: FunctionCallContent, answer: ToolApprovalResponse | None
+        self, call: FunctionCallContent, answer: ToolApprovalResponse | None, observed: bool
     ) -> ChatMessage:
         if answer is not None and not answer.approved:
             return approval.rejection_result(call, answer)
-        return await self._run_tool(call)
+        return await self._run_tool(call, observed)
 
     # -- structured output ----------------------------------------------------------------------
 
@@ -490,6 +560,7 @@ class ChatAgent:
         response_format: type[BaseModel],
         prompt: list[ChatMessage],
         options: ChatOptions,
+        observed: bool,
     ) -> tuple[BaseModel, list[tuple[ChatMessage, UsageDetails]]]:
         """The reply parsed into ``response_format``; one corrective retry, then AgentError."""
         if isinstance(response.value, response_format):
@@ -500,7 +571,7 @@ class ChatAgent:
             correction = ChatMessage.user(
                 _CORRECTION.format(name=response_format.__name__, error=_brief(first_error))
             )
-            retry = await self._generate([*prompt, correction], options)
+            retry = await self._generate([*prompt, correction], options, observed)
             reply = self._stamp(retry.message)
             try:
                 value = response_format.model_validate_json(reply.text)
@@ -511,6 +582,14 @@ class ChatAgent:
                     f"{_brief(second_error)}; reply was {reply.text[:200]!r}"
                 ) from second_error
             return value, [(correction, UsageDetails()), (reply, retry.usage)]
+
+
+async def _concurrently(runs: list[Coroutine[Any, Any, ChatMessage]]) -> list[ChatMessage]:
+    """The results of ``runs``, in order. The common case, one tool call, is awaited directly:
+    ``gather`` would wrap it in a Task and cost a turn of the event loop for nothing."""
+    if len(runs) == 1:
+        return [await runs[0]]
+    return list(await asyncio.gather(*runs))
 
 
 def _tool_error(call: FunctionCallContent, exc: Exception, span: Span | None) -> ChatMessage:

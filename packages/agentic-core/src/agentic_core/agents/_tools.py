@@ -12,11 +12,13 @@ import copy
 import functools
 import inspect
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from types import CoroutineType
 from typing import (
     Annotated,
     Any,
     Generic,
+    NamedTuple,
     ParamSpec,
     TypeVar,
     cast,
@@ -126,12 +128,16 @@ class FunctionTool(Generic[P, R]):
                 message names the tool and every bad argument.
         """
         args, kwargs = self._arguments.validate(arguments)
+        result: Any
         if self._is_async:
             result = self._untyped_fn(*args, **kwargs)
         else:
             result = await asyncio.to_thread(self._untyped_fn, *args, **kwargs)
-        if inspect.isawaitable(result):
-            result = await result
+        # A coroutine (an async function's result) is told apart by its type first: the
+        # general check costs more.
+        is_coroutine = type(result) is CoroutineType
+        if is_coroutine or inspect.isawaitable(result):
+            return await cast("Awaitable[Any]", result)
         return result
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -226,6 +232,17 @@ class _ToolArguments:
         self._tool_name = tool_name
         self._model = model
         self._parameters = parameters
+        # How each validated field reaches the function, read once from the signature
+        # (inspect.Parameter's attributes are properties, too slow to read on every call).
+        self._passing = tuple(
+            _Passing(
+                field=_field_name(index),
+                name=param.name,
+                positional=param.kind is inspect.Parameter.POSITIONAL_ONLY,
+                required=param.default is inspect.Parameter.empty,
+            )
+            for index, param in enumerate(parameters)
+        )
 
     @classmethod
     def from_function(
@@ -266,20 +283,32 @@ class _ToolArguments:
             raise ToolError(self._describe_errors(exc)) from exc
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
-        for index, param in enumerate(self._parameters):
-            field = _field_name(index)
-            value = getattr(validated, field)
-            if param.kind is inspect.Parameter.POSITIONAL_ONLY:
+        values = validated.__dict__
+        given = validated.model_fields_set
+        for passing in self._passing:
+            value = values[passing.field]
+            if passing.positional:
                 args.append(value)
-            elif field in validated.model_fields_set or param.default is inspect.Parameter.empty:
+            elif passing.required or passing.field in given:
                 # Omitted arguments are left out so the function applies its own defaults.
-                kwargs[param.name] = value
+                kwargs[passing.name] = value
         return args, kwargs
 
     def _describe_errors(self, error: ValidationError) -> str:
         expected = ", ".join(p.name for p in self._parameters) or "none"
         problems = [_describe_error(e, expected) for e in error.errors(include_url=False)]
         return f"invalid arguments for tool {self._tool_name!r}: " + "; ".join(problems)
+
+
+class _Passing(NamedTuple):
+    """One parameter: its model field, its name, and how the function takes it."""
+
+    field: str
+    name: str
+    positional: bool
+    """Positional-only: passed by position, always (the model has a value for it)."""
+    required: bool
+    """No default: always passed (validation refuses a call that omits it)."""
 
 
 def _checked_approval_mode(

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from typing import Any, Protocol, Self, runtime_checkable
 
 from agentic_core._errors import AgentError
 from agentic_core.protocols._messages import ChatMessage
+from agentic_core.protocols._trusted import new_id
 
 
 @runtime_checkable
@@ -67,7 +67,7 @@ class AgentThread:
         message_store: ChatMessageStore | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> None:
-        self.id = id or uuid.uuid4().hex
+        self.id = id or new_id()
         self.message_store: ChatMessageStore = message_store or InMemoryChatMessageStore()
         self.metadata: dict[str, Any] = dict(metadata or {})
 

@@ -8,12 +8,15 @@ the stream back into the reply.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 import re
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from typing import TypeAlias
+from typing import Any, TypeAlias, TypeVar, cast
+
+from pydantic import BaseModel
 
 from agentic_core._errors import AgentError
 from agentic_core.agents._base_client import BaseChatClient
@@ -26,11 +29,13 @@ from agentic_core.protocols._chat import (
 )
 from agentic_core.protocols._messages import (
     ChatMessage,
+    Content,
     FunctionCallContent,
     FunctionResultContent,
     TextContent,
     UsageDetails,
 )
+from agentic_core.protocols._trusted import trusted
 
 Reply: TypeAlias = ChatResponse | ChatMessage | str
 """What a test double may answer: a whole response, an assistant message, or plain text."""
@@ -44,6 +49,10 @@ RecordedCall: TypeAlias = tuple[list[ChatMessage], ChatOptions | None]
 """One request as a test double saw it: a copy of the messages list, and the options given."""
 
 _CHARS_PER_TOKEN = 4
+# json.dumps(value, default=str) without making an encoder per call (a call per tool call and
+# result in every request, for the usage estimate).
+_to_json = json.JSONEncoder(default=str).encode
+_Model = TypeVar("_Model", bound=BaseModel)
 _WORD = re.compile(r"\s+|\S+\s*")  # leading whitespace alone, then each word with what follows
 
 
@@ -206,7 +215,7 @@ def to_chat_response(
     if isinstance(reply, str):
         message = ChatMessage.assistant(reply)
     elif isinstance(reply, ChatMessage):
-        message = reply.model_copy(deep=True)
+        message = _copy_message(reply)
     elif isinstance(reply, ChatResponse):
         given = reply.model_copy(deep=True)
         message = given.message
@@ -264,9 +273,60 @@ def _not_a_reply(reply: object, source: str) -> AgentError:
     )
 
 
+def _copy_message(message: ChatMessage) -> ChatMessage:
+    """``message.model_copy(deep=True)``, made content by content: text and the other str
+    fields are immutable and shared, a call's arguments and a result are copied (with one
+    ``deepcopy`` memo, so values shared inside the message stay shared in the copy) unless
+    they are flat. A generic deep copy cost more than the rest of a scripted reply."""
+    if type(message) is not ChatMessage or message.__pydantic_private__ is not None:
+        return message.model_copy(deep=True)
+    memo: dict[int, Any] = {}
+    contents: list[Content] = []
+    for content in message.contents:
+        kind = type(content)
+        if kind is TextContent:
+            contents.append(_copy_model(content, {}))
+        elif kind is FunctionCallContent:
+            arguments = cast("FunctionCallContent", content).arguments
+            contents.append(_copy_model(content, {"arguments": _copy_value(arguments, memo)}))
+        elif kind is FunctionResultContent:
+            result = cast("FunctionResultContent", content).result
+            contents.append(_copy_model(content, {"result": _copy_value(result, memo)}))
+        else:  # a subclass of a content type
+            contents.append(copy.deepcopy(content, memo))
+    return _copy_model(message, {"contents": contents})
+
+
+def _copy_model(model: _Model, changes: dict[str, Any]) -> _Model:
+    """A copy of ``model`` (no extra or private attributes) with ``changes``; its fields set
+    unchanged."""
+    fields = {**model.__dict__, **changes}
+    return trusted(type(model), fields, set(model.__pydantic_fields_set__))
+
+
+_FLAT = frozenset({str, int, float, bool, type(None)})
+
+
+def _copy_value(value: object, memo: dict[int, Any]) -> object:
+    """``copy.deepcopy(value, memo)``; a flat value or a dict of flat values by str keys is
+    copied without the generic machinery."""
+    kind = type(value)
+    if kind in _FLAT:
+        return value
+    if kind is dict and id(value) not in memo:
+        flat = cast("dict[Any, Any]", value)
+        if all(type(k) is str and type(v) in _FLAT for k, v in flat.items()):
+            memo[id(value)] = copied = dict(flat)
+            return copied
+    return copy.deepcopy(value, memo)
+
+
 def _estimate_usage(messages: Sequence[ChatMessage], reply: ChatMessage) -> UsageDetails:
     """A deterministic, plausible count: about four characters per token, rounded up."""
-    input_tokens = _tokens(sum(_message_chars(m) for m in messages))
+    chars = 0
+    for message in messages:
+        chars += _message_chars(message)
+    input_tokens = _tokens(chars)
     output_tokens = _tokens(_message_chars(reply))
     return UsageDetails(
         input_tokens=input_tokens,
@@ -285,16 +345,11 @@ def _message_chars(message: ChatMessage) -> int:
         if isinstance(content, TextContent):
             chars += len(content.text)
         elif isinstance(content, FunctionCallContent):
-            chars += len(content.name) + len(json.dumps(content.arguments, default=str))
+            chars += len(content.name) + len(_to_json(content.arguments))
         else:
-            chars += len(_result_text(content))
+            result = content.result
+            chars += len(result if isinstance(result, str) else _to_json(result))
     return chars
-
-
-def _result_text(content: FunctionResultContent) -> str:
-    if isinstance(content.result, str):
-        return content.result
-    return json.dumps(content.result, default=str)
 
 
 def _describe_last_message(messages: Sequence[ChatMessage]) -> str:
