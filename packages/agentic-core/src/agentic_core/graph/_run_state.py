@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Iterator
-from os import urandom
 from typing import Any
 
 from agentic_core._errors import CheckpointError
@@ -24,6 +23,7 @@ from agentic_core.protocols._checkpoint import (
 )
 from agentic_core.protocols._events import FanInIncompleteEvent, RequestInfoEvent, WorkflowEvent
 from agentic_core.protocols._runtime import ExecutorErrorInfo
+from agentic_core.protocols._trusted import new_id
 
 _BUDGET_KEY = "max_supersteps"
 _ERRORS_KEY = "errors"
@@ -136,9 +136,8 @@ class RunState:
 
 
 def new_run_id() -> str:
-    """A fresh run id: 32 random hex digits (128 bits, as a uuid4's hex, at a quarter of
-    ``uuid4()``'s cost: every run pays it)."""
-    return urandom(16).hex()
+    """A fresh run id: a random UUID4's 32 hex digits (``new_id``: every run pays it)."""
+    return new_id()
 
 
 def start_run(graph: CompiledGraph, message: Any, *, max_supersteps: int | None) -> RunState:
