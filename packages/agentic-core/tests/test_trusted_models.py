@@ -244,3 +244,64 @@ async def test_the_options_an_agent_sends_equal_a_validated_copy_with_its_tools(
     assert_same_model(sent, ChatOptions(temperature=0.3, tools=[lookup_tool]))
     assert sent.tools is not agent.tools
     assert agent.options.model_fields_set == {"temperature"}
+
+
+# --- the lifecycle events a stream gets every superstep ------------------------------------------
+
+
+def test_lifecycle_events_equal_their_validated_construction() -> None:
+    from agentic_core.protocols._events import (
+        ExecutorCompletedEvent,
+        ExecutorInvokedEvent,
+        SuperstepCompletedEvent,
+        SuperstepStartedEvent,
+        executor_completed,
+        executor_invoked,
+        superstep_completed,
+        superstep_started,
+    )
+
+    pairs: list[tuple[BaseModel, BaseModel]] = [
+        (
+            superstep_started(3, ["a", "b"]),
+            SuperstepStartedEvent(superstep=3, executor_ids=["a", "b"]),
+        ),
+        (executor_invoked("a", 3), ExecutorInvokedEvent(executor_id="a", superstep=3)),
+        (
+            executor_completed("a", 3, 0.25),
+            ExecutorCompletedEvent(executor_id="a", superstep=3, duration_s=0.25),
+        ),
+        (superstep_completed(3), SuperstepCompletedEvent(superstep=3)),
+    ]
+    for built, validated in pairs:
+        assert_same_model(built, validated)
+        assert built.model_dump_json() == validated.model_dump_json()
+        assert repr(built) == repr(validated)
+        for event in (built, validated):  # qualifies: nothing trusted() would leave unset
+            assert not type(event).model_config.get("extra")
+            assert not type(event).__private_attributes__
+
+
+def test_a_streamed_run_yields_the_validated_lifecycle_events() -> None:
+    import asyncio
+    from typing import Never
+
+    from agentic_core import WorkflowBuilder, WorkflowContext, executor
+
+    @executor
+    async def one(n: int, ctx: WorkflowContext[int]) -> None:
+        await ctx.send_message(n + 1)
+
+    @executor
+    async def two(n: int, ctx: WorkflowContext[Never, int]) -> None:
+        await ctx.yield_output(n)
+
+    workflow = WorkflowBuilder().set_start_executor(one).add_edge(one, two).build()
+
+    async def collect() -> list[BaseModel]:
+        return [event async for event in workflow.run_stream(1)]
+
+    for event in asyncio.run(collect()):
+        rebuilt = type(event).model_validate(event.model_dump())
+        assert event == rebuilt
+        assert event.model_fields_set == rebuilt.model_fields_set

@@ -26,13 +26,13 @@ from agentic_core.graph._edges import route_message, route_plain
 from agentic_core.graph._run_state import RunState
 from agentic_core.graph._typing import describe, matcher_for
 from agentic_core.protocols._events import (
-    ExecutorCompletedEvent,
     ExecutorFailedEvent,
-    ExecutorInvokedEvent,
     RequestInfoEvent,
-    SuperstepStartedEvent,
     WorkflowEvent,
     WorkflowOutputEvent,
+    executor_completed,
+    executor_invoked,
+    superstep_started,
 )
 from agentic_core.protocols._runtime import Invocation, InvocationResult, ResponseDelivery
 
@@ -105,14 +105,12 @@ def started_events(run: RunState, invocations: list[Invocation]) -> list[Workflo
     if len(invocations) == 1:  # the common case, kept cheap: streams pay it every superstep
         executor_id = invocations[0].executor_id
         return [
-            SuperstepStartedEvent(superstep=superstep, executor_ids=[executor_id]),
-            ExecutorInvokedEvent(executor_id=executor_id, superstep=superstep),
+            superstep_started(superstep, [executor_id]),
+            executor_invoked(executor_id, superstep),
         ]
     ids = list(dict.fromkeys([i.executor_id for i in invocations]))  # a map repeats its id
-    events: list[WorkflowEvent] = [SuperstepStartedEvent(superstep=superstep, executor_ids=ids)]
-    events.extend(
-        [ExecutorInvokedEvent(executor_id=i.executor_id, superstep=superstep) for i in invocations]
-    )
+    events: list[WorkflowEvent] = [superstep_started(superstep, ids)]
+    events.extend([executor_invoked(i.executor_id, superstep) for i in invocations])
     return events
 
 
@@ -229,11 +227,7 @@ def apply_results(run: RunState, results: list[InvocationResult]) -> bool:
         if result.executor_state is not None:
             run.executor_states[executor_id] = graph.type_registry.encode(result.executor_state)
         if stream is not None:
-            stream.append(
-                ExecutorCompletedEvent(
-                    executor_id=executor_id, superstep=superstep, duration_s=result.duration_s
-                )
-            )
+            stream.append(executor_completed(executor_id, superstep, result.duration_s))
         if result.sent and plans[executor_id].direct_targets is None:
             direct = False
     if not direct:

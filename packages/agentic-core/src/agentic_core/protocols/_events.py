@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from agentic_core.protocols._trusted import trusted
+
 
 class WorkflowRunState(StrEnum):
     """How a run ended (or paused)."""
@@ -118,3 +120,41 @@ class FanInIncompleteEvent(WorkflowEvent):
 
     target_id: str
     missing_source_ids: list[str]
+
+
+# -- the lifecycle events a stream gets every superstep, built without re-validating what the
+# engine built (each tested equal to the validated construction, fields set included)
+
+
+def superstep_started(superstep: int, executor_ids: list[str]) -> SuperstepStartedEvent:
+    """``SuperstepStartedEvent(superstep=..., executor_ids=...)``, unvalidated."""
+    return trusted(
+        SuperstepStartedEvent,
+        {"superstep": superstep, "executor_ids": executor_ids},
+        {"superstep", "executor_ids"},
+    )
+
+
+def executor_invoked(executor_id: str, superstep: int) -> ExecutorInvokedEvent:
+    """``ExecutorInvokedEvent(executor_id=..., superstep=...)``, unvalidated."""
+    return trusted(
+        ExecutorInvokedEvent,
+        {"executor_id": executor_id, "superstep": superstep},
+        {"executor_id", "superstep"},
+    )
+
+
+def executor_completed(
+    executor_id: str, superstep: int, duration_s: float
+) -> ExecutorCompletedEvent:
+    """``ExecutorCompletedEvent(executor_id=..., superstep=..., duration_s=...)``, unvalidated."""
+    return trusted(
+        ExecutorCompletedEvent,
+        {"executor_id": executor_id, "superstep": superstep, "duration_s": duration_s},
+        {"executor_id", "superstep", "duration_s"},
+    )
+
+
+def superstep_completed(superstep: int) -> SuperstepCompletedEvent:
+    """``SuperstepCompletedEvent(superstep=...)``, unvalidated."""
+    return trusted(SuperstepCompletedEvent, {"superstep": superstep}, {"superstep"})
