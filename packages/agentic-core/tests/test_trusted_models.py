@@ -66,6 +66,58 @@ def test_new_ids_are_random_uuid4_hex_strings() -> None:
         assert parsed.hex == made
 
 
+def test_ids_are_unique_across_threads() -> None:
+    import threading
+
+    made: list[list[str]] = [[] for _ in range(4)]
+
+    def take(into: list[str]) -> None:
+        into.extend(new_id() for _ in range(3_000))  # crosses several batches of 256
+
+    threads = [threading.Thread(target=take, args=(ids,)) for ids in made]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    every = [i for ids in made for i in ids]
+    assert len(set(every)) == len(every) == 12_000
+
+
+_FORKED_IDS = """
+import os
+from agentic_core.protocols._trusted import new_id
+
+new_id()  # the parent now holds a batch the child inherits
+read, write = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(read)
+    os.write(write, "".join(new_id() for _ in range(300)).encode())
+    os._exit(0)
+os.close(write)
+with os.fdopen(read) as pipe:
+    child = pipe.read()
+os.waitpid(pid, 0)
+print(child)
+print("".join(new_id() for _ in range(300)))
+"""
+
+
+def test_a_forked_child_never_repeats_its_parents_ids() -> None:
+    import subprocess
+    import sys
+
+    # A fresh interpreter without threads: fork() in a threaded process warns on 3.12+.
+    done = subprocess.run(
+        [sys.executable, "-c", _FORKED_IDS], capture_output=True, text=True, check=True
+    )
+    child_text, parent_text = done.stdout.split()
+    child = {child_text[i : i + 32] for i in range(0, len(child_text), 32)}
+    parent = {parent_text[i : i + 32] for i in range(0, len(parent_text), 32)}
+    assert len(child) == len(parent) == 300
+    assert not child & parent
+
+
 def test_messages_and_threads_get_new_uuid4_ids() -> None:
     agent = ChatAgent(ScriptedChatClient([]), name="a")
 
