@@ -100,7 +100,15 @@ BENCHES_TO_RUN = {
     "patterns": Bench(
         "patterns.py",
         ["--rounds", "1", "--no-peers"],
-        ["model alone", "overhead", "sequential", "group_chat"],
+        [
+            "model alone",
+            "overhead",
+            "sequential",
+            "concurrent",
+            "group_chat",
+            "handoff",
+            "magentic",
+        ],
     ),
 }
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
 
 from pydantic import BaseModel
 
@@ -12,7 +12,6 @@ from agentic_core import (
     Agent,
     AgentExecutor,
     AgentExecutorResponse,
-    BoundedMemo,
     ChatMessage,
     CheckpointStore,
     Executor,
@@ -35,6 +34,7 @@ from agentic_orchestrator._participants import (
     require_participants,
     to_conversation,
 )
+from agentic_orchestrator._saved_state import ConversationJson, LastSaved, json_text
 from agentic_orchestrator._speaker_choice import ManagerDecision, choose_speaker
 
 _MANAGER = "group_chat_manager"
@@ -44,18 +44,25 @@ Choose = Callable[[GroupChatState], Awaitable[ManagerDecision]]
 
 
 class _ChatState(BaseModel):
+    """The manager's saved state as its JSON reads (what a checkpoint written elsewhere holds)."""
+
     conversation: list[ChatMessage]
     round: int
     history: list[str]
 
 
-# Chat states this process saved lately, by their JSON: the next superstep restores the string
-# the last one saved, and gets it back without parsing. Messages are shared, never changed.
-_RECENT: BoundedMemo[str, _ChatState] = BoundedMemo(64)
+class _Saved(NamedTuple):
+    """A state this process saved: the conversation with its JSON, the round, the speakers."""
+
+    conversation: ConversationJson
+    round: int
+    history: tuple[str, ...]
 
 
-def _parsed(saved: str) -> _ChatState:
-    return _RECENT.get(saved) or _ChatState.model_validate_json(saved)
+# The chat states this process saved lately, by their string: the next superstep restores the
+# string the last one saved and gets the chat back without parsing it, and its next snapshot
+# dumps only the messages added since.
+_LAST: LastSaved[_Saved] = LastSaved(64)
 
 
 class _GroupChatManager(Executor):
@@ -84,20 +91,23 @@ class _GroupChatManager(Executor):
         self._conversation: list[ChatMessage] = []
         self._round = 0
         self._history: list[str] = []
+        self._dumped = ConversationJson()  # the JSON of the conversation as last saved
 
     def snapshot_state(self) -> Any:
-        """This run's conversation, round and speakers, as one JSON string.
+        """This run's conversation, round and speakers, as one JSON string (``_ChatState``'s).
 
         One string, not nested data: the engine copies executor state between supersteps,
-        and a string is copied at no cost whatever the length of the chat.
+        and a string is copied at no cost whatever the length of the chat. Only the messages
+        added since the state was restored are dumped (see ``_saved_state``).
         """
         if not self._started:
             return None
-        state = _ChatState(
-            conversation=list(self._conversation), round=self._round, history=list(self._history)
+        dumped = self._dumped.extended(self._conversation)
+        saved = (
+            f'{{"conversation":{dumped.json},"round":{self._round},'
+            f'"history":{json_text(self._history)}}}'
         )
-        saved = state.model_dump_json()
-        _RECENT.remember(saved, state)
+        _LAST.remember(saved, _Saved(dumped, self._round, tuple(self._history)))
         return saved
 
     def restore_state(self, state: Any) -> None:
@@ -105,19 +115,44 @@ class _GroupChatManager(Executor):
         self._reset()
         if state is None:
             return
-        saved = _parsed(state)
         self._started = True
-        self._conversation = list(saved.conversation)  # appended to: this run's own list
-        self._round = saved.round
-        self._history = list(saved.history)
+        last = _LAST.get(state)
+        if last is None:  # saved by another process, or long ago: parsed
+            parsed = _ChatState.model_validate_json(state)
+            self._conversation = parsed.conversation
+            self._round = parsed.round
+            self._history = parsed.history
+            return
+        self._dumped = last.conversation
+        self._conversation = list(last.conversation.messages)  # appended to: this run's own list
+        self._round = last.round
+        self._history = list(last.history)
+
+    # Two handlers, an agent's turn first: a handler for one class is found by the message's
+    # type once and cached, where a union with list[ChatMessage] is matched at every message.
+    @handler
+    async def on_agent_turn(
+        self,
+        message: AgentExecutorResponse,
+        ctx: WorkflowContext[list[ChatMessage], list[ChatMessage]],
+    ) -> None:
+        """An agent's turn (or, as the first message of a run, the task); then the next turn."""
+        await self._next_turn(message, ctx)
 
     @handler
     async def on_message(
         self,
+        message: str | ChatMessage | list[ChatMessage],
+        ctx: WorkflowContext[list[ChatMessage], list[ChatMessage]],
+    ) -> None:
+        """The task (first message of a run) or an executor's turn; then the next turn."""
+        await self._next_turn(message, ctx)
+
+    async def _next_turn(
+        self,
         message: str | ChatMessage | list[ChatMessage] | AgentExecutorResponse,
         ctx: WorkflowContext[list[ChatMessage], list[ChatMessage]],
     ) -> None:
-        """The task (first message of a run) or the last speaker's turn; then the next turn."""
         if not self._started:
             self._started = True
             self._conversation = to_conversation(message)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
 from agentic_core import (
     AgentResponse,
@@ -49,9 +49,14 @@ def transfer_tools(targets: Mapping[str, str]) -> dict[str, Tool]:
     return tools
 
 
-def _transfer(target: str) -> Callable[[], str]:
-    def transfer() -> str:
-        return f"Transferred to {target}."
+def _transfer(target: str) -> Callable[[], Awaitable[str]]:
+    result = f"Transferred to {target}."
+
+    # A coroutine function: the agent awaits it in its own task, where a plain function would
+    # be sent to a worker thread (``asyncio.to_thread``), a thread hop per handoff for a
+    # constant string.
+    async def transfer() -> str:
+        return result
 
     return transfer
 
@@ -113,9 +118,11 @@ class _StopAfterTransfer:
 
 def with_transfer_tools(agent: ChatAgent, tools: Mapping[str, Tool]) -> ChatAgent:
     """A copy of ``agent`` that also has ``tools`` and ends its turn once one is called."""
+    # The options name the tools the model is offered, as the agent would on each run: options
+    # without tools make a ChatAgent copy its options to add them, on every turn.
     options = agent.options
-    if options.tools:
-        options = options.model_copy(update={"tools": [*options.tools, *tools.values()]})
+    offered = [*(options.tools or agent.tools), *tools.values()]
+    options = options.model_copy(update={"tools": offered})
     return ChatAgent(
         _StopAfterTransfer(agent.chat_client, list(tools)),
         agent.instructions,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import Any, NamedTuple, Self, cast
 
 from pydantic import BaseModel, Field
 
@@ -58,7 +58,8 @@ from agentic_orchestrator._participants import (
     to_conversation,
     turn_executor,
 )
-from agentic_orchestrator._speaker_choice import transcript
+from agentic_orchestrator._saved_state import ConversationJson, LastSaved, json_text
+from agentic_orchestrator._speaker_choice import Transcript, transcript
 
 _MANAGER = "magentic_manager"
 
@@ -77,6 +78,58 @@ class _LedgerState(BaseModel):
     round: int = 0
     stalls: int = 0
     resets: int = 0
+
+    def saved(self, derived: _Derived) -> tuple[str, _Derived]:
+        """This state as ``model_dump_json()`` writes it, and the dumps of its message lists.
+
+        Each list is dumped only beyond what ``derived`` already holds of it (a round adds two
+        messages to the conversation; the input and the feedback rarely change).
+        """
+        now = _Derived(
+            derived.input.extended(self.input),
+            derived.conversation.extended(self.conversation),
+            derived.feedback.extended(self.feedback),
+            derived.transcript,
+        )
+        saved = (
+            f'{{"task":{json_text(self.task)},"input":{now.input.json},'
+            f'"facts":{json_text(self.facts)},"plan":{json_text(self.plan)},'
+            f'"conversation":{now.conversation.json},"feedback":{now.feedback.json},'
+            f'"round":{self.round},"stalls":{self.stalls},"resets":{self.resets}}}'
+        )
+        return saved, now
+
+    def fresh_copy(self) -> _LedgerState:
+        """A copy whose lists this run may change (the saved one is shared: never changed)."""
+        return self.model_copy(
+            update={
+                "input": list(self.input),
+                "conversation": list(self.conversation),
+                "feedback": list(self.feedback),
+            }
+        )
+
+
+class _Derived(NamedTuple):
+    """What the manager made of a ``_LedgerState``'s message lists, kept from superstep to
+    superstep so a round reads only its new messages: the JSON of each list as last saved, and
+    the conversation's transcript as last written into a prompt."""
+
+    input: ConversationJson
+    conversation: ConversationJson
+    feedback: ConversationJson
+    transcript: Transcript
+
+
+_NOTHING_DERIVED = _Derived(
+    ConversationJson(), ConversationJson(), ConversationJson(), Transcript()
+)
+"""Nothing derived yet (shared: what ``_Derived`` holds is never changed, only replaced)."""
+
+# The ledger states this process saved lately, by their string: the manager's next superstep
+# restores the string the last one saved and gets the state back without parsing it (see
+# ``_saved_state``), and its next snapshot dumps only the messages added since.
+_LAST: LastSaved[tuple[_LedgerState, _Derived]] = LastSaved(64)
 
 
 class MagenticTurn(BaseModel):
@@ -146,35 +199,60 @@ class _Manager(Executor):
         self.max_resets = max_resets
         self.max_retries = max_retries
         self.plan_review = plan_review
-        self.manager_name = manager.name if isinstance(manager, Agent) else _MANAGER
+        # Whether the manager is an Agent, decided once: an isinstance check against the Agent
+        # protocol walks the protocol's members, on every model call otherwise.
+        self._manager_agent = manager if isinstance(manager, Agent) else None
+        agent = self._manager_agent
+        self.manager_name = agent.name if agent is not None else _MANAGER
+        self._team_lines = "\n".join(f"- {name}: {text}" for name, text in participants.items())
         self._state: _LedgerState | None = None
+        self._derived = _NOTHING_DERIVED
 
     def snapshot_state(self) -> Any:
         """This run's task, ledgers, conversation and counters, as one JSON string."""
-        return None if self._state is None else self._state.model_dump_json()
+        if self._state is None:
+            return None
+        saved, self._derived = self._state.saved(self._derived)
+        # This executor copy ends with the invocation: its state is never changed after this.
+        _LAST.remember(saved, (self._state, self._derived))
+        return saved
 
     def restore_state(self, state: Any) -> None:
         """Take this run's ledger state (None: the run has not started)."""
-        self._state = None if state is None else _LedgerState.model_validate_json(state)
+        if state is None:
+            self._state, self._derived = None, _NOTHING_DERIVED
+            return
+        last = _LAST.get(state)
+        if last is None:  # saved by another process, or long ago: parsed
+            self._state = _LedgerState.model_validate_json(state)
+            self._derived = _NOTHING_DERIVED
+            return
+        saved_state, self._derived = last
+        self._state = saved_state.fresh_copy()
+
+    # Two handlers, a reply first: a handler for one class is found by the message's type once
+    # and cached, where a union with list[ChatMessage] is matched at every message.
+    @handler
+    async def on_reply(
+        self, message: MagenticReply, ctx: WorkflowContext[MagenticTurn, ChatMessage]
+    ) -> None:
+        """A participant's reply; then the next round."""
+        self._require_state().conversation.extend(message.messages)
+        await self._next_round(ctx)
 
     @handler
     async def on_message(
-        self,
-        message: ConversationInput | MagenticReply,
-        ctx: WorkflowContext[MagenticTurn, ChatMessage],
+        self, message: ConversationInput, ctx: WorkflowContext[MagenticTurn, ChatMessage]
     ) -> None:
-        """The task (first message of a run) or a participant's reply; then the next round."""
-        if isinstance(message, MagenticReply):
-            self._require_state().conversation.extend(message.messages)
-        else:
-            conversation = to_conversation(message)
-            self._state = _LedgerState(
-                task="\n".join(m.text for m in conversation if m.text), input=conversation
-            )
-            ledger = await self._plan(first=True)
-            if self.plan_review:
-                await self._request_review(ledger, ctx)
-                return
+        """The task (the first message of a run): the plan, then the first round."""
+        conversation = to_conversation(message)
+        self._state = _LedgerState(
+            task="\n".join(m.text for m in conversation if m.text), input=conversation
+        )
+        ledger = await self._plan(first=True)
+        if self.plan_review:
+            await self._request_review(ledger, ctx)
+            return
         await self._next_round(ctx)
 
     @response_handler
@@ -213,8 +291,15 @@ class _Manager(Executor):
             raise OrchestratorError("the Magentic manager got a reply before any task")
         return self._state
 
+    def _transcript(self) -> str:
+        """``transcript(state.conversation)``, reading only the messages added since the last."""
+        derived = self._derived
+        written = derived.transcript.extended(self._require_state().conversation)
+        self._derived = derived._replace(transcript=written)
+        return written.text
+
     def _team(self) -> str:
-        return "\n".join(f"- {name}: {text}" for name, text in self.participants.items())
+        return self._team_lines
 
     async def _plan(self, *, first: bool) -> ChatMessage:
         state = self._require_state()
@@ -223,7 +308,7 @@ class _Manager(Executor):
             facts = await self._ask([ChatMessage.user(FACTS.format(task=state.task))])
             plan = await self._ask([ChatMessage.user(PLAN.format(team=team, facts=facts))])
         else:
-            seen = transcript(state.conversation)
+            seen = self._transcript()
             facts = await self._ask(
                 [
                     ChatMessage.user(
@@ -313,7 +398,7 @@ class _Manager(Executor):
                 PROGRESS.format(
                     task=state.task,
                     team=self._team(),
-                    transcript=transcript(state.conversation),
+                    transcript=self._transcript(),
                     names=", ".join(names),
                 )
             )
@@ -341,9 +426,7 @@ class _Manager(Executor):
         text = await self._ask(
             [
                 ChatMessage.user(
-                    FINAL.format(
-                        task=state.task, transcript=transcript(state.conversation), why=why
-                    )
+                    FINAL.format(task=state.task, transcript=self._transcript(), why=why)
                 )
             ]
         )
@@ -352,12 +435,11 @@ class _Manager(Executor):
         await ctx.yield_output(answer)
 
     async def _ask(self, prompt: list[ChatMessage]) -> str:
-        if isinstance(self.manager, Agent):
-            response: AgentResponse = await self.manager.run(
-                prompt, thread=self.manager.get_new_thread()
-            )
+        agent = self._manager_agent
+        if agent is not None:
+            response: AgentResponse = await agent.run(prompt, thread=agent.get_new_thread())
             return no_approval_wait(response, "the Magentic manager").text
-        return (await self.manager.generate(prompt)).message.text
+        return (await cast("ChatClient", self.manager).generate(prompt)).message.text
 
 
 def _parse_progress(reply: str, names: Sequence[str]) -> tuple[MagenticProgressLedger | None, str]:

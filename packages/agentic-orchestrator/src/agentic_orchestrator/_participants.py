@@ -289,8 +289,12 @@ class AgentTurnExecutor(Executor):
     ) -> AgentResponse | None:
         """The agent's answer to ``shown`` (fresh thread), or None when the turn waits for
         approval (the requests are out; ``conversation`` and ``extra`` are kept with it)."""
-        thread = self.agent.get_new_thread()
-        response = await _agent_run(self.agent, shown, thread, ctx, None)
+        agent = self.agent
+        thread = agent.get_new_thread()
+        if ctx.is_streaming:
+            response = await _agent_run(agent, shown, thread, ctx, None)
+        else:  # the common turn, awaited here: a coroutine less per turn
+            response = await agent.run(shown, thread=thread)
         if not response.user_input_requests:
             return response
         return await self._settle(
@@ -453,18 +457,31 @@ class ConversationAgent(AgentTurnExecutor):
         self.chain_only = chain_only
         self.yield_response = yield_response
 
+    # Two handlers, the previous agent's response first: a handler for one class is found by
+    # the message's type once and cached, where a union with list[ChatMessage] is matched
+    # (each element checked) at every message.
+    @handler
+    async def answer_previous(
+        self,
+        message: AgentExecutorResponse,
+        ctx: WorkflowContext[AgentExecutorResponse, AgentResponse],
+    ) -> None:
+        """Answer the conversation the previous agent passed on, and pass it on."""
+        conversation = list(message.full_conversation)
+        shown = list(message.agent_response.messages) if self.chain_only else conversation
+        response = await self.run_turn(shown, ctx, conversation=conversation)
+        if response is not None:
+            await self._pass_on(conversation, response, ctx)
+
     @handler
     async def answer(
         self,
-        message: str | ChatMessage | list[ChatMessage] | AgentExecutorResponse,
+        message: str | ChatMessage | list[ChatMessage],
         ctx: WorkflowContext[AgentExecutorResponse, AgentResponse],
     ) -> None:
-        """Answer, and send the conversation with the answer on."""
+        """Answer the caller's input (or a custom executor's conversation), and pass it on."""
         conversation = to_conversation(message)
-        shown = conversation
-        if self.chain_only and isinstance(message, AgentExecutorResponse):
-            shown = list(message.agent_response.messages)
-        response = await self.run_turn(shown, ctx, conversation=conversation)
+        response = await self.run_turn(conversation, ctx, conversation=conversation)
         if response is not None:
             await self._pass_on(conversation, response, ctx)
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import operator
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from pydantic import BaseModel
 
@@ -41,13 +42,49 @@ class ManagerDecision(BaseModel):
 
 def transcript(conversation: Sequence[ChatMessage]) -> str:
     """The conversation as ``[speaker] text`` lines (tool traffic left out)."""
+    return "\n".join(_lines(conversation)) or "(nothing yet)"
+
+
+def _lines(messages: Iterable[ChatMessage]) -> list[str]:
     lines: list[str] = []
-    for message in conversation:
-        if message.role is Role.TOOL or not message.text:
+    for message in messages:
+        if message.role is Role.TOOL:
             continue
-        speaker = message.author_name or message.role.value
-        lines.append(f"[{speaker}] {message.text}")
-    return "\n".join(lines) or "(nothing yet)"
+        text = message.text
+        if text:
+            lines.append(f"[{message.author_name or message.role.value}] {text}")
+    return lines
+
+
+class Transcript:
+    """``transcript(conversation)`` of a conversation that grows, each message read once.
+
+    ``extended(conversation)`` returns the transcript of ``conversation`` (as a ``Transcript``,
+    its ``text``): when the messages read so far are its first ones (the same objects: messages
+    are never changed in place) only the others are read; otherwise it is read whole.
+    """
+
+    __slots__ = ("_lines", "_messages")
+
+    def __init__(self, messages: tuple[ChatMessage, ...] = (), lines: tuple[str, ...] = ()) -> None:
+        self._messages = messages
+        self._lines = lines
+
+    @property
+    def text(self) -> str:
+        """The transcript, as ``transcript()`` writes it."""
+        return "\n".join(self._lines) or "(nothing yet)"
+
+    def extended(self, conversation: Sequence[ChatMessage]) -> Transcript:
+        """The transcript of ``conversation``, reading only what this one has not read."""
+        done = self._messages
+        count = len(done)
+        if count <= len(conversation) and all(map(operator.is_, done, conversation)):
+            if count == len(conversation):
+                return self
+            added = _lines(conversation[count:])
+            return Transcript(tuple(conversation), (*self._lines, *added))
+        return Transcript(tuple(conversation), tuple(_lines(conversation)))
 
 
 def manager_prompt(state: GroupChatState, *, allow_terminate: bool) -> list[ChatMessage]:
