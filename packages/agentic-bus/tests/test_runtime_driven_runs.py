@@ -13,6 +13,7 @@ from agentic_bus import NatsCheckpointStore, NatsRuntime
 from agentic_core import (
     BusError,
     CheckpointError,
+    Durability,
     InMemoryCheckpointStore,
     WorkflowOutputEvent,
     WorkflowRunState,
@@ -63,6 +64,27 @@ async def test_a_checkpoint_store_other_than_the_runtimes_own_is_refused(
             result = await workflow.run(1, runtime=runtime, checkpoint_store=own)
     assert "InMemoryCheckpointStore" in str(caught.value)
     assert result.outputs == (await workflow.run(1)).outputs
+
+
+@pytest.mark.parametrize("durability", ["async", "exit"])
+async def test_a_durability_other_than_sync_is_refused_naming_sync(
+    nats_server: str, durability: Durability
+) -> None:
+    workflow = pipeline()
+    refused = r"supports only durability='sync'"
+    async with NatsRuntime(nats_server, settings=SETTINGS, worker_wait_s=5) as runtime:
+        with pytest.raises(ValueError, match=refused):
+            await workflow.run(1, runtime=runtime, durability=durability)
+        with pytest.raises(ValueError, match=refused):
+            async for _ in workflow.run_stream(1, runtime=runtime, durability=durability):
+                pass
+        with pytest.raises(ValueError, match=refused):
+            await runtime.resume(workflow, "any-run", durability=durability)
+        async with workers(workflow, nats_server, n=1):
+            result = await workflow.run(1, runtime=runtime, durability="sync")
+            history = await (await runtime.checkpoint_store()).list(run_id=result.run_id)
+    assert result.outputs == (await workflow.run(1)).outputs
+    assert [m.superstep for m in history] == list(range(result.superstep_count))
 
 
 async def test_checkpoint_id_resumes_the_run_from_its_last_commit_only(nats_server: str) -> None:

@@ -11,11 +11,22 @@ from the run's latest checkpoint (possibly killed in turn), and checks against a
 run in another process: what the killed processes printed plus what the last one yields is
 exactly the uninterrupted outputs, none twice, and the resume points agree with
 ``Checkpoint.outputs_so_far``.
+
+The durability modes are then killed at random points (a random superstep, then a random pause
+of up to two supersteps), in a run that also pauses once on a request (the child answers it at
+once), and each kill checks what the mode promises about the latest checkpoint on disk, before
+the same exactly-once check of the outputs:
+
+- ``sync``: a resume starts at most one superstep back (it runs again the superstep that was
+  running when the process died, nothing earlier);
+- ``async``: at most two supersteps back (the write of the last barrier may not have finished);
+- ``exit``: from the start, or from the last pause (nothing else is ever written mid-run).
 """
 
 import asyncio
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -34,6 +45,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 CHILD = Path(__file__).with_name("crash_resume_child.py")
 SUPERSTEPS = 21  # crash_resume_child.ROUNDS * 3
 WAIT_S = 60.0
+STEP_DELAY_S = 0.05  # crash_resume_child.STEP_DELAY_S: each superstep takes about this long
+ASKING_SUPERSTEPS = 22  # with --ask: answering the request takes one superstep more
+PAUSE_SUPERSTEP = 3  # with --ask, the run pauses after superstep ASK_ROUND * 3
+STEPS_BACK = {"sync": 1, "async": 2}
+"""How far before the superstep running at a crash the latest checkpoint may be, by mode."""
 
 
 @dataclass
@@ -63,6 +79,9 @@ class Child:
     def last_superstep(self) -> int:
         steps = self.of("superstep")
         return steps[-1]["superstep"] if steps else -1
+
+    def started(self) -> bool:
+        return bool(self.of("started"))
 
     def describe(self) -> str:
         return f"stdout:\n{self.log.read_text()}\nstderr:\n{self.err.read_text()}"
@@ -132,14 +151,12 @@ def stored_supersteps(store_dir: Path, run_id: str) -> list[int]:
     return [meta.superstep for meta in listed]
 
 
-@pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
-    """The outputs of an uninterrupted run, in its own process."""
-    tmp = tmp_path_factory.mktemp("uninterrupted")
+def run_uninterrupted(tmp: Path, *options: str) -> Child:
+    """A run from start to end in its own process, finished."""
     log, err = tmp / "child.out", tmp / "child.err"
     with log.open("wb") as out, err.open("wb") as errors:
         proc = subprocess.Popen(
-            [sys.executable, str(CHILD), "run", str(tmp / "store")],
+            [sys.executable, str(CHILD), "run", str(tmp / "store"), *options],
             stdout=out,
             stderr=errors,
             stdin=subprocess.DEVNULL,
@@ -152,12 +169,32 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=WAIT_S)
+    return child
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
+    """The outputs of an uninterrupted run, in its own process."""
+    child = run_uninterrupted(tmp_path_factory.mktemp("uninterrupted"))
     (done,) = child.of("done")
     assert done["superstep_count"] == SUPERSTEPS
     outputs = child.outputs()
     assert len(outputs) == 8  # a report per round, then the history
     assert outputs[-1] == {"history": [o["acc"] for o in outputs[:-1]]}
     return outputs
+
+
+@pytest.fixture(scope="module")
+def uninterrupted_asking(
+    tmp_path_factory: pytest.TempPathFactory, uninterrupted: list[Any]
+) -> list[Any]:
+    """The outputs of an uninterrupted run that pauses once (the same as without the pause)."""
+    child = run_uninterrupted(tmp_path_factory.mktemp("uninterrupted-asking"), "--ask")
+    (done,) = child.of("done")
+    assert done["superstep_count"] == ASKING_SUPERSTEPS
+    assert [e["superstep"] for e in child.of("paused")] == [PAUSE_SUPERSTEP]
+    assert child.outputs() == uninterrupted
+    return uninterrupted
 
 
 @pytest.mark.parametrize(
@@ -217,3 +254,113 @@ def test_sigkill_then_resume_in_a_fresh_process_gives_the_uninterrupted_outputs(
     # executor state and shared state crossed every crash.
     assert printed + final.outputs() == uninterrupted
     assert stored_supersteps(store_dir, run_id) == list(range(SUPERSTEPS))
+
+
+LAST_KILL = ASKING_SUPERSTEPS - 4
+"""Kills come after a superstep before this one: three supersteps are left, so they land."""
+
+
+def kill_at_random_point(child: Child, rng: random.Random, first: int, last: int) -> None:
+    """SIGKILL ``child`` at a random moment: once it printed superstep ``k`` (random in
+    ``[first, last)``; ``-1``: as soon as it started), after a random pause of up to two
+    supersteps."""
+    k = rng.randrange(first, last)
+    deadline = time.monotonic() + WAIT_S
+    while not (child.started() and child.last_superstep() >= k):
+        if child.proc.poll() is not None:
+            pytest.fail(
+                f"child exited (code {child.proc.returncode}) before the kill\n{child.describe()}"
+            )
+        if time.monotonic() > deadline:
+            pytest.fail(f"no superstep {k} after {WAIT_S} s\n{child.describe()}")
+        time.sleep(0.005)
+    time.sleep(rng.uniform(0, 2 * STEP_DELAY_S))
+    os.kill(child.proc.pid, signal.SIGKILL)
+    child.proc.wait(timeout=WAIT_S)
+    assert child.proc.returncode == -signal.SIGKILL
+
+
+def latest_on_disk(store_dir: Path, run_id: str) -> tuple[int, int]:
+    """The run's latest checkpoint on disk: (superstep, outputs_so_far); (-1, 0) for none.
+
+    Every file must load (writes are atomic, whatever the kill interrupted)."""
+    latest = asyncio.run(FileCheckpointStore(store_dir).latest(run_id))
+    return (-1, 0) if latest is None else (latest.superstep, latest.outputs_so_far)
+
+
+def pause_checkpoints_only(store_dir: Path, run_id: str) -> bool:
+    """Whether every checkpoint of the run on disk is one of a pause (requests pending)."""
+
+    async def listed() -> list[list[str]]:
+        return [
+            m.pending_request_ids for m in await FileCheckpointStore(store_dir).list(run_id=run_id)
+        ]
+
+    return all(asyncio.run(listed()))
+
+
+@pytest.mark.parametrize("first_kill", ["before-the-pause", "after-the-pause"])
+@pytest.mark.parametrize("durability", ["sync", "async", "exit"])
+def test_sigkill_at_random_points_resumes_where_the_durability_mode_promises(
+    spawn: Callable[..., Child],
+    tmp_path: Path,
+    uninterrupted_asking: list[Any],
+    durability: str,
+    first_kill: str,
+) -> None:
+    rng = random.Random(f"{durability}/{first_kill}")
+    windows = [
+        (-1, PAUSE_SUPERSTEP) if first_kill == "before-the-pause" else (PAUSE_SUPERSTEP, LAST_KILL),
+        None,  # the second kill: anywhere after the first one's resume point
+    ]
+    store_dir = tmp_path / "store"
+    options = ("--ask", "--durability", durability)
+    run_id: str | None = None
+    resumed_from = -1  # the superstep of the checkpoint the next process resumes from
+    kept: list[Any] = []  # the run's outputs up to that checkpoint
+
+    def start() -> Child:
+        if run_id is None:
+            return spawn("run", str(store_dir), *options)
+        return spawn("resume", str(store_dir), run_id, *options)
+
+    for window in windows:
+        first, last = window or (resumed_from, LAST_KILL)
+        if first >= last:
+            break  # too close to the end for another kill: the last process finishes the run
+        child = start()
+        kill_at_random_point(child, rng, first, last)
+        assert not child.of("done"), child.describe()
+        run_id = str(child.of("started")[0]["run_id"])
+        if resumed_from >= 0:
+            assert child.of("resumed")[0]["superstep"] == resumed_from
+        reached = max(child.last_superstep(), resumed_from)  # the last barrier it passed
+        latest, outputs_so_far = latest_on_disk(store_dir, run_id)
+        where = f"{durability}: killed after superstep {reached}, latest checkpoint {latest}"
+        if durability == "exit":
+            allowed = {resumed_from}
+            if resumed_from < PAUSE_SUPERSTEP <= reached:
+                paused = bool(child.of("paused"))
+                allowed = {PAUSE_SUPERSTEP} if paused else {resumed_from, PAUSE_SUPERSTEP}
+            assert latest in allowed, f"{where}, expected one of {allowed}\n{child.describe()}"
+            assert pause_checkpoints_only(store_dir, run_id), where
+        else:
+            running = reached + 1
+            assert running - STEPS_BACK[durability] <= latest <= running, (
+                f"{where}\n{child.describe()}"
+            )
+        kept = (kept + child.outputs())[:outputs_so_far]
+        if latest == -1:  # nothing kept: the next process starts the run again
+            run_id = None
+        resumed_from = latest
+
+    final = start()
+    final.finish()
+
+    if run_id is not None:
+        (resumed,) = final.of("resumed")
+        assert resumed["superstep"] == resumed_from
+        assert resumed["outputs_so_far"] == len(kept)
+    (done,) = final.of("done")
+    assert done["superstep_count"] == ASKING_SUPERSTEPS
+    assert kept + final.outputs() == uninterrupted_asking  # none lost, none twice

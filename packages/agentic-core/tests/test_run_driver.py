@@ -11,6 +11,7 @@ import pytest
 
 from agentic_core import (
     CheckpointStore,
+    Durability,
     Executor,
     InMemoryCheckpointStore,
     Invocation,
@@ -61,14 +62,15 @@ class RecordingDriver:
         max_supersteps: int | None,
         fork: bool,
         update_state: Mapping[str, Any] | None,
+        durability: Durability | None = None,
     ) -> WorkflowRunResult:
         self.calls.append({"form": "run", "checkpoint_id": checkpoint_id,
                            "checkpoint_store": checkpoint_store, "responses": responses,
-                           "max_supersteps": max_supersteps})  # fmt: skip
+                           "max_supersteps": max_supersteps, "durability": durability})  # fmt: skip
         return await workflow.run(
             message, runtime=LocalRuntime(), checkpoint_store=self.store,
             checkpoint_id=checkpoint_id, responses=responses, max_supersteps=max_supersteps,
-            fork=fork, update_state=update_state,
+            fork=fork, update_state=update_state, durability=durability,
         )  # fmt: skip
 
     async def drive_run_stream(
@@ -82,14 +84,39 @@ class RecordingDriver:
         max_supersteps: int | None,
         fork: bool,
         update_state: Mapping[str, Any] | None,
+        durability: Durability | None = None,
     ) -> AsyncIterator[WorkflowEvent]:
-        self.calls.append({"form": "run_stream", "checkpoint_id": checkpoint_id})
+        self.calls.append(
+            {"form": "run_stream", "checkpoint_id": checkpoint_id, "durability": durability}
+        )
         async for event in workflow.run_stream(
             message, runtime=LocalRuntime(), checkpoint_store=self.store,
             checkpoint_id=checkpoint_id, responses=responses, max_supersteps=max_supersteps,
-            fork=fork, update_state=update_state,
+            fork=fork, update_state=update_state, durability=durability,
         ):  # fmt: skip
             yield event
+
+
+class DriverBeforeDurability(RecordingDriver):
+    """A driver written before ``durability=`` existed: its methods do not take it."""
+
+    async def drive_run(  # pyright: ignore[reportIncompatibleMethodOverride]
+        self,
+        workflow: Workflow,
+        message: Any,
+        *,
+        checkpoint_id: str | None,
+        checkpoint_store: CheckpointStore | None,
+        responses: Mapping[str, Any] | None,
+        max_supersteps: int | None,
+        fork: bool,
+        update_state: Mapping[str, Any] | None,
+    ) -> WorkflowRunResult:
+        return await super().drive_run(
+            workflow, message, checkpoint_id=checkpoint_id, checkpoint_store=checkpoint_store,
+            responses=responses, max_supersteps=max_supersteps, fork=fork,
+            update_state=update_state,
+        )  # fmt: skip
 
 
 def chain() -> Workflow:
@@ -165,4 +192,36 @@ async def test_keywords_no_runtime_accepts_fail_before_the_driver_is_called() ->
         await workflow.run(1, checkpoint_id="c", runtime=driver)
     with pytest.raises(ValueError, match="fork=True"):
         await workflow.run(update_state={"k": 1}, runtime=driver)
+    assert driver.calls == []
+
+
+@pytest.mark.parametrize("durability", ["sync", "async", "exit"])
+async def test_a_driver_gets_the_durability_the_caller_chose(durability: Durability) -> None:
+    workflow, driver = chain(), RecordingDriver()
+
+    result = await workflow.run(1, runtime=driver, durability=durability)
+    streamed = [e async for e in workflow.run_stream(1, runtime=driver, durability=durability)]
+
+    assert [c["durability"] for c in driver.calls] == [durability, durability]
+    assert result.outputs == [2, 4, 8, 16]
+    assert [e.data for e in streamed if isinstance(e, WorkflowOutputEvent)] == result.outputs
+    written = await driver.store.list(run_id=result.run_id)
+    assert len(written) == (1 if durability == "exit" else result.superstep_count)
+
+
+async def test_a_driver_written_before_durability_still_runs_calls_without_it() -> None:
+    workflow, driver = chain(), DriverBeforeDurability()
+
+    result = await workflow.run(1, runtime=driver)
+
+    assert result.outputs == [2, 4, 8, 16]
+    assert driver.calls[0]["durability"] is None
+
+
+async def test_an_unknown_durability_fails_before_the_driver_is_called() -> None:
+    workflow, driver = chain(), RecordingDriver()
+    bad: Any = "later"
+
+    with pytest.raises(ValueError, match="'sync', 'async' or 'exit'"):
+        await workflow.run(1, runtime=driver, durability=bad)
     assert driver.calls == []

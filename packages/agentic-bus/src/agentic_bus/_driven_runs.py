@@ -1,6 +1,7 @@
 """What a ``NatsRuntime`` keeps about the runs it drives (``run``, ``resume``, ``run_stream``).
 
-The keywords of a driven run (``RunOptions``), whether the current run is driven (``FENCED``:
+The keywords of a driven run (``RunOptions``, with ``check_durability``: the one mode it keeps),
+whether the current run is driven (``FENCED``:
 its supersteps are claimed and logged), each superstep's outputs until its checkpoint commits
 (``OutputStash``), the most recent run ids (``RecentRuns``, bounded), and the fencing error the
 engine wraps (``fenced_cause``).
@@ -15,9 +16,30 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentic_bus._errors import CoordinatorFencedError
-from agentic_core import CheckpointError, CheckpointStore
+from agentic_core import CheckpointError, CheckpointStore, Durability
 
-__all__ = ["FENCED", "OutputStash", "RecentRuns", "RunOptions", "fenced_cause"]
+__all__ = [
+    "FENCED",
+    "OutputStash",
+    "RecentRuns",
+    "RunOptions",
+    "check_durability",
+    "fenced_cause",
+]
+
+
+def check_durability(durability: object) -> None:
+    """Refuse a ``durability=`` other than ``"sync"`` (None: the default, ``"sync"``).
+
+    A driven run commits each superstep to NATS KV, fenced, before the next one starts, so that
+    any process can resume it from its last commit: that is ``"sync"``, and the only mode kept.
+    """
+    if durability is not None and durability != "sync":
+        raise ValueError(
+            f"durability={durability!r}: a NatsRuntime commits every superstep to NATS KV before "
+            "the next one starts (fenced, so any process can resume the run), so it supports "
+            "only durability='sync' (the default); drop durability= or pass 'sync'"
+        )
 
 
 class RecentRuns:
@@ -52,6 +74,8 @@ class RunOptions:
     max_supersteps: int | None = None
     fork: bool = False
     update_state: Mapping[str, Any] | None = None
+    durability: Durability | None = None
+    """Only ``"sync"`` (or None): see ``check_durability``."""
 
     def engine_kwargs(self) -> dict[str, Any]:
         """The keywords for the engine (the store is the runtime's own, passed apart)."""
@@ -61,6 +85,7 @@ class RunOptions:
             "max_supersteps": self.max_supersteps,
             "fork": self.fork,
             "update_state": self.update_state,
+            "durability": self.durability,
         }
 
 

@@ -33,7 +33,14 @@ from agentic_bus._commit_log import (
     publish_committed,
 )
 from agentic_bus._connect import DEFAULT_NATS_URL, connect_nats
-from agentic_bus._driven_runs import FENCED, OutputStash, RecentRuns, RunOptions, fenced_cause
+from agentic_bus._driven_runs import (
+    FENCED,
+    OutputStash,
+    RecentRuns,
+    RunOptions,
+    check_durability,
+    fenced_cause,
+)
 from agentic_bus._gather import Gather
 from agentic_bus._kv._blobs import Blobs
 from agentic_bus._pool import PoolSettings, ensure_pool_consumer, pool_of
@@ -50,6 +57,7 @@ from agentic_core import (
     Checkpoint,
     CheckpointError,
     CheckpointStore,
+    Durability,
     Invocation,
     InvocationResult,
     RequestInfoEvent,
@@ -237,7 +245,8 @@ class NatsRuntime:
         this one stops at its next commit with ``CoordinatorFencedError``. Its outputs are also
         appended to the committed log (``committed_outputs``) as each superstep commits.
         ``kwargs`` are ``workflow.run``'s: ``checkpoint_id`` must name the run's last commit
-        (or come with ``fork=True``); ``checkpoint_store`` can only be this runtime's own.
+        (or come with ``fork=True``); ``checkpoint_store`` can only be this runtime's own;
+        ``durability`` can only be ``"sync"`` (every superstep is committed before the next).
 
         A run that pauses on requests publishes them on NATS (``agentic.workflow.<run>.request.
         <id>``); with ``wait_for_responses_s`` this coordinator waits that long for answers sent
@@ -258,13 +267,14 @@ class NatsRuntime:
         max_supersteps: int | None,
         fork: bool,
         update_state: Mapping[str, Any] | None,
+        durability: Durability | None = None,
     ) -> WorkflowRunResult:
         """What ``workflow.run(..., runtime=self)`` calls (core's run-driver hook): ``run``,
         without waiting for answers to the requests a paused run publishes."""
         return await self.run(
             workflow, message, checkpoint_id=checkpoint_id, checkpoint_store=checkpoint_store,
             responses=responses, max_supersteps=max_supersteps, fork=fork,
-            update_state=update_state,
+            update_state=update_state, durability=durability,
         )  # fmt: skip
 
     async def resume(
@@ -282,6 +292,7 @@ class NatsRuntime:
         committed-log entry if a crash lost it, and runs on; ``responses`` answers the run's
         pending requests. Raises ``CheckpointError`` if the run has no checkpoint.
         """
+        check_durability(kwargs.get("durability"))  # before the run is claimed
         checkpoint = await self._prepare_resume(run_id)
         result = await self._drive(
             workflow, None, checkpoint_id=checkpoint.id, responses=responses, **kwargs
@@ -305,6 +316,7 @@ class NatsRuntime:
         ``workflow.run_stream(message, runtime=runtime)`` is the same stream.
         """
         if resume_run_id is not None:
+            check_durability(kwargs.get("durability"))  # before the run is claimed
             checkpoint = await self._prepare_resume(resume_run_id)
             kwargs = {**kwargs, "checkpoint_id": checkpoint.id, "responses": responses}
         else:
@@ -348,13 +360,14 @@ class NatsRuntime:
         max_supersteps: int | None,
         fork: bool,
         update_state: Mapping[str, Any] | None,
+        durability: Durability | None = None,
     ) -> AsyncIterator[WorkflowEvent]:
         """What ``workflow.run_stream(..., runtime=self)`` calls (core's run-driver hook):
         ``run_stream``."""
         return self.run_stream(
             workflow, message, checkpoint_id=checkpoint_id, checkpoint_store=checkpoint_store,
             responses=responses, max_supersteps=max_supersteps, fork=fork,
-            update_state=update_state,
+            update_state=update_state, durability=durability,
         )  # fmt: skip
 
     async def _resolve(self, message: Any, options: RunOptions) -> RunOptions:
@@ -363,8 +376,9 @@ class NatsRuntime:
         ``checkpoint_store``: only this runtime's own (a run must commit where any process can
         resume it, fenced). ``checkpoint_id`` without ``fork``: the run's last commit, claimed
         here (a resume). ``responses`` need a ``checkpoint_id`` (``workflow.run`` finds it for
-        a run paused in this process).
+        a run paused in this process). ``durability``: only ``"sync"``.
         """
+        check_durability(options.durability)
         if self._closed:  # a run it paused is answered through it (workflow.send_responses)
             raise BusError(
                 "the NatsRuntime was closed: continue its runs with NatsRuntime.resume(workflow, "

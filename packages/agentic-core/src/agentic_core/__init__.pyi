@@ -53,6 +53,7 @@ from agentic_core.agents._tools import tool as tool
 from agentic_core.agents._workflow_agent import WorkflowAgent as WorkflowAgent
 from agentic_core.graph._builder import WorkflowBuilder as WorkflowBuilder
 from agentic_core.graph._context import WorkflowContext as WorkflowContext
+from agentic_core.graph._durability import Durability as Durability
 from agentic_core.graph._edges import Case as Case
 from agentic_core.graph._edges import Default as Default
 from agentic_core.graph._executor import Executor as Executor

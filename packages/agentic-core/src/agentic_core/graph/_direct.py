@@ -20,12 +20,12 @@ from typing import Any
 from agentic_core import _run_context
 from agentic_core._run_context import CURRENT_INVOCATION
 from agentic_core.graph._context import WorkflowContext
+from agentic_core.graph._durability import CheckpointWrites
 from agentic_core.graph._invoke import all_direct, execute_direct, record_failure
-from agentic_core.graph._loop import retry, save_checkpoint, superstep
+from agentic_core.graph._loop import retry, superstep
 from agentic_core.graph._run_state import RunState
 from agentic_core.graph._runtime import LocalRuntime
 from agentic_core.graph._step import apply_results, route_results
-from agentic_core.protocols._checkpoint import CheckpointStore
 from agentic_core.protocols._runtime import (
     Invocation,
     InvocationResult,
@@ -35,7 +35,9 @@ from agentic_core.protocols._runtime import (
 _NO_ERRORS: tuple[()] = ()
 
 
-async def drive_direct(run: RunState, runtime: LocalRuntime, store: CheckpointStore | None) -> None:
+async def drive_direct(
+    run: RunState, runtime: LocalRuntime, writes: CheckpointWrites | None
+) -> None:
     """``drive`` for ``LocalRuntime``: supersteps with one invocation run inline."""
     graph = run.graph
     plans = graph.plans
@@ -102,10 +104,10 @@ async def drive_direct(run: RunState, runtime: LocalRuntime, store: CheckpointSt
                     run.superstep += 1
                 elif apply_results(run, [result]):
                     await route_results(run, [result])
-                if store is not None:
-                    await save_checkpoint(run, store)
+                if writes is not None:
+                    await writes.after_superstep(run)
                 continue
         if all_direct(inboxes, plans):
-            await superstep(run, runtime, store, execute_direct)
+            await superstep(run, runtime, writes, execute_direct)
         else:
-            await superstep(run, runtime, store)
+            await superstep(run, runtime, writes)

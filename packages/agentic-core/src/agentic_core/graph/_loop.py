@@ -1,8 +1,10 @@
 """The I/O of a run: call the runtime, sleep between retries, save checkpoints, relay events.
 
-Each superstep is plan (pure) -> execute (runtime, retries) -> apply and route (pure) -> save.
-``drive`` runs supersteps for ``Workflow.run``; ``Workflow.run_stream`` calls the same phases
-(``execute`` or ``execute_live``, then ``finish_superstep``) and yields between them.
+Each superstep is plan (pure) -> execute (runtime, retries) -> apply and route (pure) -> the
+barrier's checkpoint writes (``CheckpointWrites.after_superstep``: written now, started, or only
+noted, by the call's durability mode). ``drive`` runs supersteps for ``Workflow.run``;
+``Workflow.run_stream`` calls the same phases (``execute`` or ``execute_live``, then
+``finish_superstep``) and yields between them.
 """
 
 from __future__ import annotations
@@ -12,11 +14,10 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
-from agentic_core._errors import CheckpointError
 from agentic_core._telemetry_spans import RunObservation
-from agentic_core.graph._run_state import RunState, checkpoint_of
+from agentic_core.graph._durability import CheckpointWrites
+from agentic_core.graph._run_state import RunState
 from agentic_core.graph._step import apply_results, plan_retries, plan_superstep, route_results
-from agentic_core.protocols._checkpoint import CheckpointStore
 from agentic_core.protocols._events import SuperstepCompletedEvent, WorkflowEvent
 from agentic_core.protocols._runtime import (
     Invocation,
@@ -67,43 +68,28 @@ async def retry(
 
 
 async def finish_superstep(
-    run: RunState, results: list[InvocationResult], store: CheckpointStore | None
+    run: RunState, results: list[InvocationResult], writes: CheckpointWrites | None
 ) -> None:
-    """Apply and route the results, then save the checkpoint (when a store is set)."""
+    """Apply and route the results, then the barrier's checkpoint writes (when a store is set)."""
     superstep = run.superstep
     if apply_results(run, results):
         await route_results(run, results)
-    if store is not None:
-        await save_checkpoint(run, store)
+    if writes is not None:
+        await writes.after_superstep(run)
     if run.stream is not None:
         run.stream.append(SuperstepCompletedEvent(superstep=superstep))
 
 
-async def save_checkpoint(run: RunState, store: CheckpointStore) -> None:
-    """Write the run's state after the barrier as one checkpoint (atomic in the store)."""
-    checkpoint = checkpoint_of(run)
-    try:
-        run.last_checkpoint_id = await store.save(checkpoint)
-    except CheckpointError:
-        raise
-    except Exception as exc:
-        raise CheckpointError(
-            f"saving the checkpoint of run {run.run_id} at superstep {checkpoint.superstep} "
-            f"failed: {type(exc).__name__}: {exc}"
-        ) from exc
-    run.parent_checkpoint_id = None  # recorded once, on a fork's first checkpoint
-
-
-async def drive(run: RunState, runtime: Runtime, store: CheckpointStore | None) -> None:
+async def drive(run: RunState, runtime: Runtime, writes: CheckpointWrites | None) -> None:
     """Run supersteps until no message is pending (or the run waits on requests)."""
     while run.inboxes:
-        await superstep(run, runtime, store)
+        await superstep(run, runtime, writes)
 
 
 async def superstep(
     run: RunState,
     runtime: Runtime,
-    store: CheckpointStore | None,
+    writes: CheckpointWrites | None,
     execute: Execute | None = None,
 ) -> None:
     """One superstep: plan, execute (with retries), apply and route, save.
@@ -119,12 +105,15 @@ async def superstep(
             break
     if apply_results(run, results):
         await route_results(run, results)
-    if store is not None:
-        await save_checkpoint(run, store)
+    if writes is not None:
+        await writes.after_superstep(run)
 
 
 async def drive_observed(
-    run: RunState, runtime: Runtime, store: CheckpointStore | None, observed: RunObservation
+    run: RunState,
+    runtime: Runtime,
+    writes: CheckpointWrites | None,
+    observed: RunObservation,
 ) -> None:
     """``drive`` with telemetry on: each superstep in its span, current while it runs (so a
     runtime that ships invocations elsewhere propagates it to them)."""
@@ -134,7 +123,7 @@ async def drive_observed(
                 invocations = plan_superstep(run)
                 with observed.superstep(invocations):
                     results = await execute(run, runtime, invocations)
-                    await finish_superstep(run, results, store)
+                    await finish_superstep(run, results, writes)
     except BaseException as exc:
         observed.fail(exc)
         raise

@@ -9,8 +9,8 @@ seen by another run or by another attempt, whatever the runtime.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 from agentic_core._errors import CheckpointError
@@ -19,7 +19,9 @@ from agentic_core.graph._graph import CompiledGraph
 from agentic_core.protocols._checkpoint import (
     CHECKPOINT_OUTPUTS_MAX_BYTES,
     CHECKPOINT_OUTPUTS_MAX_COUNT,
+    CHECKPOINT_SCHEMA_VERSION,
     Checkpoint,
+    trusted_checkpoint,
 )
 from agentic_core.protocols._events import FanInIncompleteEvent, RequestInfoEvent, WorkflowEvent
 from agentic_core.protocols._runtime import ExecutorErrorInfo
@@ -33,6 +35,7 @@ class RunState:
     """Inboxes, fan-in buffers, shared state, requests, executor states, outputs of one run."""
 
     __slots__ = (
+        "applying",
         "collected",
         "earlier_outputs",
         "ending_outputs",
@@ -89,6 +92,9 @@ class RunState:
         """Set on a fork until its first checkpoint records it."""
         self.collected: dict[str, tuple[Edge, list[Any]]] | None = None
         """While routing a superstep: what each collect edge gathered so far."""
+        self.applying = -1
+        """The superstep whose results ``apply_results`` last began to apply: while it equals
+        ``superstep``, the run is between two barriers (a failure there leaves it half-way)."""
 
     def deliver(self, target: str, message: Any) -> None:
         """Queue ``message`` for ``target`` in the next superstep."""
@@ -153,7 +159,8 @@ def start_run(graph: CompiledGraph, message: Any, *, max_supersteps: int | None)
 
 
 def checkpoint_of(run: RunState) -> Checkpoint:
-    """The run's state after its last barrier, as a checkpoint."""
+    """The run's state after its last barrier, as a checkpoint (a fresh one: nothing in it is
+    shared with the run but encoded executor states, which the run replaces, never changes)."""
     graph = run.graph
     encode = graph.type_registry.encode
     metadata: dict[str, Any] = {}
@@ -161,29 +168,41 @@ def checkpoint_of(run: RunState) -> Checkpoint:
         metadata[_ERRORS_KEY] = encode({k: list(v) for k, v in run.errors.items()})
     if run.max_supersteps_overridden:
         metadata[_BUDGET_KEY] = run.max_supersteps
+    inboxes = run.inboxes
     outputs: list[Any] | None = None
-    if not run.inboxes:  # the call ends here: the run completed or waits for answers
+    if not inboxes:  # the call ends here: the run completed or waits for answers
         outputs = run.ending_outputs = newest_outputs(run)
-    return Checkpoint(
-        id=uuid.uuid4().hex,
-        workflow_id=graph.id,
-        workflow_name=graph.name,
-        run_id=run.run_id,
-        superstep=run.superstep - 1,
-        workflow_fingerprint=graph.fingerprint(),
-        pending_messages={k: encode(v) for k, v in run.inboxes.items()},
-        fan_in_buffers={
-            key: {source: encode(list(queue)) for source, queue in buffer.queues.items() if queue}
-            for key, buffer in run.fan_in.items()
-            if buffer.filled
-        },
-        shared_state=encode(run.shared_state),
-        pending_requests=[encode(request) for request in run.pending_requests.values()],
-        executor_states=dict(run.executor_states),
-        outputs_so_far=run.outputs_before + len(run.outputs),
-        outputs=outputs,
-        metadata=metadata,
-        parent_checkpoint_id=run.parent_checkpoint_id,
+    fan_in = run.fan_in
+    shared_state = run.shared_state
+    requests = run.pending_requests
+    # Built without validation (the values are the registry's own encoding), and empty parts
+    # skip the encoder: this runs at every superstep of every checkpointed run.
+    return trusted_checkpoint(
+        {
+            "id": new_id(),
+            "workflow_id": graph.id,
+            "workflow_name": graph.name,
+            "run_id": run.run_id,
+            "superstep": run.superstep - 1,
+            "workflow_fingerprint": graph.fingerprint(),
+            "schema_version": CHECKPOINT_SCHEMA_VERSION,
+            "created_at": datetime.now(UTC),
+            "pending_messages": {k: encode(v) for k, v in inboxes.items()},
+            "fan_in_buffers": {
+                key: {s: encode(list(queue)) for s, queue in buffer.queues.items() if queue}
+                for key, buffer in fan_in.items()
+                if buffer.filled
+            }
+            if fan_in
+            else {},
+            "shared_state": encode(shared_state) if shared_state else {},
+            "pending_requests": [encode(r) for r in requests.values()] if requests else [],
+            "executor_states": dict(run.executor_states),
+            "outputs_so_far": run.outputs_before + len(run.outputs),
+            "outputs": outputs,
+            "metadata": metadata,
+            "parent_checkpoint_id": run.parent_checkpoint_id,
+        }
     )
 
 

@@ -173,11 +173,13 @@ class TypeRegistry:
         cls = type(value)
         if cls in _SCALARS:
             return value
+        # Scalars inside containers are kept without a call: the common case, at every message
+        # and checkpoint.
         if cls is list:
-            return [self.encode(v) for v in value]
+            return [v if type(v) in _SCALARS else self.encode(v) for v in value]
         if cls is dict:
             if all(type(k) is str for k in value) and _TAG not in value:
-                return {k: self.encode(v) for k, v in value.items()}
+                return {k: v if type(v) in _SCALARS else self.encode(v) for k, v in value.items()}
             return {
                 _TAG: "dict",
                 _VALUE: [[self.encode(k), self.encode(v)] for k, v in value.items()],

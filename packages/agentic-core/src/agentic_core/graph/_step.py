@@ -208,6 +208,7 @@ def apply_results(run: RunState, results: list[InvocationResult]) -> bool:
         if result.state_reads:  # a map branch read shared state: no lost update allowed
             refuse_lost_updates(results, superstep)
             break
+    run.applying = superstep  # from here until the next barrier, the run is half-way
     for result in results:
         executor_id = result.executor_id
         if result.events:

@@ -36,7 +36,8 @@ class SubWorkflowExecutor(Executor):
     async def run_child(self, message: Any, ctx: WorkflowContext[Any]) -> None:
         """Start a child run with ``message``."""
         store = InMemoryCheckpointStore()
-        result = await self.workflow.run(message, checkpoint_store=store)
+        # The store only keeps the child's state where it pauses: exit mode writes just that.
+        result = await self.workflow.run(message, checkpoint_store=store, durability="exit")
         await self._forward(result, store, ctx)
 
     async def _handle_response(
@@ -57,6 +58,7 @@ class SubWorkflowExecutor(Executor):
             checkpoint_id=checkpoint.id,
             checkpoint_store=store,
             responses={child_request_id: response},
+            durability="exit",
         )
         await self._forward(result, store, ctx)
 
@@ -68,7 +70,7 @@ class SubWorkflowExecutor(Executor):
         if not result.pending_requests:
             return
         checkpoint = await store.latest(result.run_id)
-        if checkpoint is None:  # the child ran with this store, so it saved at every barrier
+        if checkpoint is None:  # the child ran with this store, so it saved where it paused
             raise RuntimeError(f"sub-workflow '{self.id}' paused without a checkpoint")
         snapshot = checkpoint.model_dump_json()
         paused: dict[str, list[str]] = self._state["paused"]

@@ -19,6 +19,7 @@ from typing import (
     Any,
     Literal,
     NamedTuple,
+    NotRequired,
     Protocol,
     TypedDict,
     runtime_checkable,
@@ -30,8 +31,15 @@ from agentic_core._errors import (
     SerializationError,
     WorkflowExecutionError,
 )
-from agentic_core._telemetry_spans import observe_run
+from agentic_core._telemetry_spans import RunObservation, observe_run
 from agentic_core.graph._direct import drive_direct
+from agentic_core.graph._durability import (
+    CheckpointWrites,
+    Durability,
+    check_durability,
+    checkpoint_writes,
+    save_checkpoint,
+)
 from agentic_core.graph._graph import CompiledGraph
 from agentic_core.graph._invoke import all_direct_invocations, execute_direct
 from agentic_core.graph._loop import (
@@ -41,7 +49,6 @@ from agentic_core.graph._loop import (
     execute_live,
     finish_superstep,
     monotonic,
-    save_checkpoint,
 )
 from agentic_core.graph._paused import PausedRun, PausedRuns
 from agentic_core.graph._run_state import RunState, new_run_id, restore_run, start_run
@@ -117,8 +124,11 @@ class RunDriver(Protocol):
     documented meaning, or raise an error naming what to call instead; the driver runs the
     engine itself on a plain ``Runtime`` (one without these methods), so nothing recurses.
     When ``responses`` answer a run paused in this process, ``checkpoint_id`` is its last
-    checkpoint. A checkpoint store whose ``run_driver`` attribute is a driver belongs to it:
-    runs paused there are answered through it (``send_responses`` included).
+    checkpoint. ``durability`` is passed only when the caller gave one (so a driver written
+    before it still runs every call that does not ask for a mode); a driver that cannot honour
+    a mode raises ``ValueError`` naming those it can. A checkpoint store whose ``run_driver``
+    attribute is a driver belongs to it: runs paused there are answered through it
+    (``send_responses`` included).
     """
 
     async def drive_run(
@@ -132,6 +142,7 @@ class RunDriver(Protocol):
         max_supersteps: int | None,
         fork: bool,
         update_state: Mapping[str, Any] | None,
+        durability: Durability | None = None,
     ) -> WorkflowRunResult: ...
 
     def drive_run_stream(
@@ -145,6 +156,7 @@ class RunDriver(Protocol):
         max_supersteps: int | None,
         fork: bool,
         update_state: Mapping[str, Any] | None,
+        durability: Durability | None = None,
     ) -> AsyncIterator[WorkflowEvent]: ...
 
 
@@ -216,6 +228,7 @@ class Workflow(CompiledGraph):
         max_supersteps: int | None = None,
         fork: bool = False,
         update_state: Mapping[str, Any] | None = None,
+        durability: Durability | None = None,
     ) -> WorkflowRunResult:
         """Run to completion (or until it waits on requests) and return the result.
 
@@ -227,24 +240,42 @@ class Workflow(CompiledGraph):
         every resume. Raises ``WorkflowExecutionError`` when an executor fails after its
         retries.
 
+        ``durability`` chooses when checkpoints are written, with LangGraph's meaning:
+        ``"sync"`` (the default) at every barrier, before the next superstep starts;
+        ``"async"`` at every barrier too, while the next superstep runs, the last write
+        finished before the call returns or raises; ``"exit"`` only when the call ends: the run
+        completed, waits on requests, or failed (then the last barrier's state, so a resume
+        runs the failed superstep again). A crash (a killed process) loses at most the running
+        superstep with ``"sync"``, the running one and the one before with ``"async"``, and
+        the whole call with ``"exit"``. Without a checkpoint store it has no effect.
+
         A ``runtime`` that drives whole runs (a durable distributed one, such as agentic-bus's
         ``NatsRuntime``) runs the call itself, with these keywords' meaning; so does the
         runtime a paused run was checkpointed by, when ``responses`` answer it.
         """
         if checkpoint_id is None and not responses and type(runtime) in _FRESH_RUNTIMES:
             # A new run on this process's engine (the common case): nothing to route or load.
-            if max_supersteps is not None or fork or update_state is not None:
-                _check_options(message, checkpoint_id, max_supersteps, fork, update_state)
+            if (
+                max_supersteps is not None
+                or fork
+                or update_state is not None
+                or durability is not None
+            ):
+                _check_options(
+                    message, checkpoint_id, max_supersteps, fork, update_state, durability
+                )
             run = start_run(self, message, max_supersteps=max_supersteps)
             start = _Start(run, checkpoint_store or self.checkpoint_store, False)
         else:
-            _check_options(message, checkpoint_id, max_supersteps, fork, update_state)
+            _check_options(message, checkpoint_id, max_supersteps, fork, update_state, durability)
             driver, paused = self._route(runtime, message, checkpoint_id, responses)
             if driver is not None:
                 return await driver.drive_run(
                     self,
                     message,
-                    **_driven(driver, paused, checkpoint_id, checkpoint_store, responses),
+                    **_driven(
+                        driver, paused, checkpoint_id, checkpoint_store, responses, durability
+                    ),
                     max_supersteps=max_supersteps,
                     fork=fork,
                     update_state=update_state,
@@ -259,13 +290,21 @@ class Workflow(CompiledGraph):
         began = perf_counter()
         observed = observe_run(run, resumed=start.resumed)  # None: telemetry off
         runtime = runtime or _DEFAULT_RUNTIME
-        if observed is None:
-            if type(runtime) is LocalRuntime:  # the common case: its direct path
-                await drive_direct(run, runtime, start.store)
+        writes = checkpoint_writes(durability, start.store, run)
+        try:
+            if observed is None:
+                if type(runtime) is LocalRuntime:  # the common case: its direct path
+                    await drive_direct(run, runtime, writes)
+                else:
+                    await drive(run, runtime, writes)
             else:
-                await drive(run, runtime, start.store)
-        else:
-            await drive_observed(run, runtime, start.store, observed)
+                await drive_observed(run, runtime, writes, observed)
+        except BaseException as exc:
+            if writes is not None:
+                await writes.on_failure(run, exc)
+            raise
+        if writes is not None:
+            await _end_writes(writes, run, observed)
         outcome = end_call(run)
         status = self._settle(run, start.store)
         if observed is not None:
@@ -293,6 +332,7 @@ class Workflow(CompiledGraph):
         max_supersteps: int | None = None,
         fork: bool = False,
         update_state: Mapping[str, Any] | None = None,
+        durability: Durability | None = None,
     ) -> AsyncIterator[WorkflowEvent]:
         """Run and yield every event: each superstep's start as it starts, the rest at its
         barrier, agents' streaming updates as they come.
@@ -300,15 +340,18 @@ class Workflow(CompiledGraph):
         Takes ``run()``'s keywords. A resumed run first yields the requests it still waits
         for; the last event is a ``WorkflowCompletedEvent`` whose ``status`` says whether the
         run completed or waits for answers. On failure it yields a ``WorkflowFailedEvent`` and
-        stops. A runtime that drives whole runs streams the run itself (see ``run``).
+        stops. A runtime that drives whole runs streams the run itself (see ``run``). With
+        ``durability="async"`` or ``"exit"``, the checkpoint writes ``run`` waits for are done
+        before the last event (or the failure event) is yielded; a stream closed early is a
+        stopped run (``"exit"`` writes the last barrier's state).
         """
-        _check_options(message, checkpoint_id, max_supersteps, fork, update_state)
+        _check_options(message, checkpoint_id, max_supersteps, fork, update_state, durability)
         driver, paused = self._route(runtime, message, checkpoint_id, responses)
         if driver is not None:
             driven = driver.drive_run_stream(
                 self,
                 message,
-                **_driven(driver, paused, checkpoint_id, checkpoint_store, responses),
+                **_driven(driver, paused, checkpoint_id, checkpoint_store, responses, durability),
                 max_supersteps=max_supersteps,
                 fork=fork,
                 update_state=update_state,
@@ -329,7 +372,7 @@ class Workflow(CompiledGraph):
             reissue_pending(run)
         observed = observe_run(run, resumed=start.resumed)  # None: telemetry off
         runtime = runtime or _DEFAULT_RUNTIME
-        store = start.store
+        writes = checkpoint_writes(durability, start.store, run)
         try:
             for event in events:
                 yield event
@@ -354,13 +397,17 @@ class Workflow(CompiledGraph):
                 else:
                     with observed.in_superstep():  # current while awaited, never at a yield
                         results = await execute(run, runtime, invocations)
-                await finish_superstep(run, results, store)
+                await finish_superstep(run, results, writes)
                 if observed is not None:
                     observed.end_superstep()
                 for event in events:
                     yield event
                 events.clear()
+            if writes is not None:
+                await writes.at_end(run)
         except WorkflowExecutionError as exc:
+            if writes is not None:
+                await writes.on_failure(run, exc)
             if observed is not None:
                 observed.fail(exc)
             for event in events:
@@ -370,6 +417,8 @@ class Workflow(CompiledGraph):
             )
             return
         except BaseException as exc:  # another error, or the consumer stopped iterating
+            if writes is not None:
+                await writes.on_failure(run, exc)
             if observed is not None:
                 observed.fail(exc)
             raise
@@ -562,8 +611,10 @@ def _check_options(
     max_supersteps: int | None,
     fork: bool,
     update_state: Mapping[str, Any] | None,
+    durability: Durability | None,
 ) -> None:
-    """The keyword combinations no runtime accepts."""
+    """The keyword values and combinations no runtime accepts."""
+    check_durability(durability)
     if checkpoint_id is not None and message is not None:
         raise ValueError("pass either a message (a new run) or a checkpoint_id (resume), not both")
     if max_supersteps is not None and max_supersteps < 1:
@@ -578,6 +629,7 @@ class _Driven(TypedDict):
     checkpoint_id: str | None
     checkpoint_store: CheckpointStore | None
     responses: Mapping[str, Any] | None
+    durability: NotRequired[Durability]
 
 
 def _driven(
@@ -586,16 +638,33 @@ def _driven(
     checkpoint_id: str | None,
     checkpoint_store: CheckpointStore | None,
     responses: Mapping[str, Any] | None,
+    durability: Durability | None,
 ) -> _Driven:
     """The resume keywords a driver gets: answering a paused run names its last checkpoint
-    (and the driver's own store, when the run was checkpointed there)."""
+    (and the driver's own store, when the run was checkpointed there); ``durability`` only
+    when the caller chose one (a driver may predate it)."""
     if paused is not None:
         checkpoint_id = paused.checkpoint_id
         if checkpoint_store is None and _store_driver(paused.store) is driver:
             checkpoint_store = paused.store
-    return _Driven(
+    driven = _Driven(
         checkpoint_id=checkpoint_id, checkpoint_store=checkpoint_store, responses=responses
     )
+    if durability is not None:
+        driven["durability"] = durability
+    return driven
+
+
+async def _end_writes(
+    writes: CheckpointWrites, run: RunState, observed: RunObservation | None
+) -> None:
+    """The checkpoint writes ending a call; one that fails fails the call (telemetry too)."""
+    try:
+        await writes.at_end(run)
+    except BaseException as exc:
+        if observed is not None:
+            observed.fail(exc)
+        raise
 
 
 _PLAIN_RUNTIMES: frozenset[type] = frozenset({LocalRuntime, SerializingRuntime})

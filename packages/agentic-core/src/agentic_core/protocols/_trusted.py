@@ -13,7 +13,6 @@ helpers build equals the validated construction, ``model_fields_set`` included).
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -29,54 +28,37 @@ _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
-# Ids are cut from a batch read from os.urandom: one system call, and one hex conversion, per
-# 256 ids instead of per id (most of an id's cost). The lock keeps two threads from taking the
-# same id; a forked child drops the batch it inherited, so it never repeats its parent's ids.
+# Ids are drawn from os.urandom 256 at a time (one system call and one hex conversion per batch
+# instead of per id) and handed out with list.pop(), which is atomic: threads never get the same
+# id. A forked child drops the ids its parent drew (it would hand out the same ones).
 _PER_BATCH = 256
-_batch = ""
-_next = _PER_BATCH
-_lock = threading.Lock()
-
-
-def _forget_batch() -> None:
-    global _next  # noqa: PLW0603 - the batch is process state
-    _next = _PER_BATCH
-
-
-os.register_at_fork(after_in_child=_forget_batch)
-
-
+_ids: list[str] = []
+os.register_at_fork(after_in_child=_ids.clear)
 # Per 16 bytes: keep all but the version nibble and the variant's two bits, then set them (4, 10).
 _CLEAR = int.from_bytes(bytes.fromhex("ffffffffffff0fff3fffffffffffffff") * _PER_BATCH)
 _SET = int.from_bytes(bytes.fromhex("00000000000040008000000000000000") * _PER_BATCH)
 
 
-def _uuid4_batch() -> str:
-    """``_PER_BATCH`` random UUID4s, as one string of 32 hex digits each."""
-    raw = int.from_bytes(os.urandom(16 * _PER_BATCH)) & _CLEAR | _SET
-    return raw.to_bytes(16 * _PER_BATCH).hex()
-
-
 def new_id() -> str:
     """A new random UUID4 as 32 hex digits: what ``uuid.uuid4().hex`` returns (the same
-    randomness, from ``os.urandom``), at a fraction of its cost: ids are made for every run and
-    message."""
-    global _batch, _next  # noqa: PLW0603 - the batch is process state
-    with _lock:
-        index = _next
-        if index == _PER_BATCH:
-            _batch = _uuid4_batch()
-            index = 0
-        _next = index + 1
-        return _batch[32 * index : 32 * index + 32]
+    randomness, from ``os.urandom``), at a tenth of its cost: ids are made for every run,
+    checkpoint and message."""
+    try:
+        return _ids.pop()
+    except IndexError:
+        raw = int.from_bytes(os.urandom(16 * _PER_BATCH)) & _CLEAR | _SET
+        digits = raw.to_bytes(16 * _PER_BATCH).hex()
+        _ids.extend([digits[i : i + 32] for i in range(0, len(digits), 32)])
+        return _ids.pop()
 
 
-def trusted(cls: type[M], fields: dict[str, Any], fields_set: set[str]) -> M:
+def trusted(cls: type[M], fields: Mapping[str, object], fields_set: set[str]) -> M:
     """An instance of ``cls`` holding ``fields`` (every field of the model, valid values).
 
-    ``fields_set`` is what the validated construction would report as explicitly set: the
-    fields the equivalent ``cls(**kwargs)`` call passes. ``fields`` becomes the instance's
-    ``__dict__`` as it is (not copied).
+    ``fields`` must be a ``dict`` (a ``TypedDict`` is one) in the model's field order; it
+    becomes the instance's ``__dict__`` as it is (not copied). ``fields_set`` is what the
+    validated construction would report as explicitly set: the fields the equivalent
+    ``cls(**kwargs)`` call passes. The instance owns both: the caller must not keep them.
     """
     model = cls.__new__(cls)
     _set(model, "__dict__", fields)

@@ -23,12 +23,16 @@ __all__ = [
     "dump_checkpoint_dict",
     "dump_checkpoint_json",
     "latest_listed_checkpoint",
+    "not_json_able",
     "select_checkpoints",
 ]
 
 
-def checkpoint_order(metadata: CheckpointMetadata) -> tuple[int, datetime, str]:
-    """Sort key: superstep, then creation time (naive times read as UTC), then id for ties."""
+def checkpoint_order(metadata: CheckpointMetadata | Checkpoint) -> tuple[int, datetime, str]:
+    """Sort key: superstep, then creation time (naive times read as UTC), then id for ties.
+
+    Of a checkpoint's metadata, or of the checkpoint itself (the same key).
+    """
     created_at = metadata.created_at
     if created_at.tzinfo is None:
         created_at = created_at.replace(tzinfo=UTC)
@@ -92,7 +96,7 @@ def dump_checkpoint_json(checkpoint: Checkpoint) -> str:
     try:
         return checkpoint.model_dump_json()
     except PydanticSerializationError as exc:
-        raise _not_json_able(checkpoint, exc) from exc
+        raise not_json_able(checkpoint, exc) from exc
 
 
 def dump_checkpoint_dict(checkpoint: Checkpoint) -> dict[str, Any]:
@@ -100,10 +104,11 @@ def dump_checkpoint_dict(checkpoint: Checkpoint) -> dict[str, Any]:
     try:
         return checkpoint.model_dump(mode="json")
     except PydanticSerializationError as exc:
-        raise _not_json_able(checkpoint, exc) from exc
+        raise not_json_able(checkpoint, exc) from exc
 
 
-def _not_json_able(checkpoint: Checkpoint, exc: Exception) -> CheckpointError:
+def not_json_able(checkpoint: Checkpoint, exc: Exception) -> CheckpointError:
+    """The error a store raises for a checkpoint holding a value that is not JSON-able."""
     return CheckpointError(
         f"cannot save checkpoint {checkpoint.id!r} of run {checkpoint.run_id!r}: it holds a "
         f"value that is not JSON-able ({exc}); encode payload values before checkpointing"

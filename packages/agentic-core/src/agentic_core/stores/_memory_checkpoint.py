@@ -1,37 +1,125 @@
-"""``InMemoryCheckpointStore``: checkpoints as JSON text in a dict, indexed by run."""
+"""``InMemoryCheckpointStore``: checkpoints as immutable records in a dict, indexed by run."""
 
 from __future__ import annotations
 
 import builtins
-from dataclasses import dataclass
+from datetime import datetime
+from operator import itemgetter
 
-from agentic_core.protocols._checkpoint import Checkpoint, CheckpointMetadata
-from agentic_core.stores._checkpoint_rules import (
-    check_keep_last,
-    checkpoint_order,
-    dump_checkpoint_json,
-)
+from pydantic_core import PydanticSerializationError, from_json, to_json
+
+from agentic_core.protocols._checkpoint import Checkpoint, CheckpointMetadata, trusted_checkpoint
+from agentic_core.stores._checkpoint_rules import check_keep_last, checkpoint_order, not_json_able
 
 __all__ = ["InMemoryCheckpointStore"]
 
+_Order = tuple[int, datetime, str]
+_Kept = tuple[str, str, str, str, int, str, int, datetime, int, str | None, bytes]
+"""A saved checkpoint: its scalar fields as they were (``_HEADER``), then the JSON of its
+containers (``_PAYLOAD``). One tuple of immutable values: nothing in it can change, and the
+garbage collector stops tracking it, so a store holding many costs the collector nothing."""
 
-@dataclass(frozen=True, slots=True)
-class _Saved:
-    text: str
-    """``model_dump_json()`` of the checkpoint: every ``load`` parses a fresh copy."""
-    metadata: CheckpointMetadata
-    """Frozen, but its list of pending request ids is not: ``list`` hands out copies."""
+_HEADER = (
+    "id",
+    "workflow_id",
+    "workflow_name",
+    "run_id",
+    "superstep",
+    "workflow_fingerprint",
+    "schema_version",
+    "created_at",
+    "outputs_so_far",
+    "parent_checkpoint_id",
+)
+_PAYLOAD = (
+    "pending_messages",
+    "fan_in_buffers",
+    "shared_state",
+    "pending_requests",
+    "executor_states",
+    "outputs",
+    "metadata",
+)
+_header_of = itemgetter(*_HEADER)  # one C call each: this runs at every superstep
+_payload_of = itemgetter(*_PAYLOAD)
+
+
+def _run_id(kept: _Kept) -> str:
+    return kept[3]
+
+
+def _workflow_id(kept: _Kept) -> str:
+    return kept[1]
+
+
+def _kept(checkpoint: Checkpoint) -> _Kept:
+    fields = vars(checkpoint)
+    try:
+        payload = to_json(_payload_of(fields))
+    except PydanticSerializationError as exc:
+        raise not_json_able(checkpoint, exc) from exc
+    return (*_header_of(fields), payload)
+
+
+def _restored(kept: _Kept) -> Checkpoint:
+    """A fresh checkpoint of ``kept``: what a JSON round trip of the saved one gives."""
+    (
+        checkpoint_id,
+        workflow_id,
+        workflow_name,
+        run_id,
+        superstep,
+        workflow_fingerprint,
+        schema_version,
+        created_at,
+        outputs_so_far,
+        parent_checkpoint_id,
+        payload,
+    ) = kept
+    (
+        pending_messages,
+        fan_in_buffers,
+        shared_state,
+        pending_requests,
+        executor_states,
+        outputs,
+        metadata,
+    ) = from_json(payload)
+    # Not validated again: every value was a field's value when saved, and JSON keeps its type.
+    return trusted_checkpoint(
+        {
+            "id": checkpoint_id,
+            "workflow_id": workflow_id,
+            "workflow_name": workflow_name,
+            "run_id": run_id,
+            "superstep": superstep,
+            "workflow_fingerprint": workflow_fingerprint,
+            "schema_version": schema_version,
+            "created_at": created_at,
+            "pending_messages": pending_messages,
+            "fan_in_buffers": fan_in_buffers,
+            "shared_state": shared_state,
+            "pending_requests": pending_requests,
+            "executor_states": executor_states,
+            "outputs_so_far": outputs_so_far,
+            "outputs": outputs,
+            "metadata": metadata,
+            "parent_checkpoint_id": parent_checkpoint_id,
+        }
+    )
 
 
 class InMemoryCheckpointStore:
     """A ``CheckpointStore`` in this process's memory, for tests and single-process runs.
 
-    Each checkpoint is kept as its JSON text, so it is immutable once saved: changing the object
-    passed to ``save``, or one that ``load`` or ``list`` returned, never changes what the store
-    holds. A per-run index keeps ``latest``, ``list(run_id=...)`` and the clean-ups proportional
-    to one run's checkpoints. A save costs one ``model_dump_json()``, one ``to_metadata()`` and two
-    dict writes (a few microseconds for a small checkpoint). Saving an id again replaces that
-    checkpoint.
+    Each checkpoint is kept as an immutable record: its scalar fields, and the JSON of its
+    containers (made by pydantic-core, in Rust). So changing the object passed to ``save``, or
+    one that ``load`` or ``list`` returned, never changes what the store holds, and ``load``
+    returns what a JSON round trip of the saved checkpoint gives (tuples come back as lists,
+    say); a value that is not JSON-able is refused on ``save``. Nothing is validated again on
+    either side. A per-run index keeps ``latest``, ``list(run_id=...)`` and the clean-ups
+    proportional to one run's checkpoints; listings build their metadata when asked. A save or
+    a load of a small checkpoint costs about 2 µs. Saving an id again replaces that checkpoint.
 
     Example:
         ```python
@@ -42,9 +130,9 @@ class InMemoryCheckpointStore:
     """
 
     def __init__(self) -> None:
-        self._saved: dict[str, _Saved] = {}
-        self._runs: dict[str, dict[str, CheckpointMetadata]] = {}
-        """Run id -> checkpoint id -> metadata."""
+        self._saved: dict[str, _Kept] = {}
+        self._runs: dict[str, dict[str, _Order]] = {}
+        """Run id -> checkpoint id -> its place in the run's order."""
 
     async def save(self, checkpoint: Checkpoint) -> str:
         """Store an immutable copy of ``checkpoint``; returns its id.
@@ -52,49 +140,52 @@ class InMemoryCheckpointStore:
         Raises:
             CheckpointError: the checkpoint holds a value that is not JSON-able.
         """
-        saved = _Saved(dump_checkpoint_json(checkpoint), checkpoint.to_metadata())
-        previous = self._saved.get(checkpoint.id)
-        if previous is not None and previous.metadata.run_id != checkpoint.run_id:
-            self._forget_in_run(previous.metadata)
-        self._saved[checkpoint.id] = saved
-        self._runs.setdefault(checkpoint.run_id, {})[checkpoint.id] = saved.metadata
-        return checkpoint.id
+        kept = _kept(checkpoint)
+        checkpoint_id, run_id = kept[0], kept[3]
+        previous = self._saved.get(checkpoint_id)
+        if previous is not None and _run_id(previous) != run_id:
+            self._forget_in_run(_run_id(previous), checkpoint_id)
+        self._saved[checkpoint_id] = kept
+        run = self._runs.get(run_id)
+        if run is None:
+            run = self._runs[run_id] = {}
+        run[checkpoint_id] = checkpoint_order(checkpoint)
+        return checkpoint_id
 
     async def load(self, checkpoint_id: str) -> Checkpoint | None:
         """A fresh copy of the checkpoint with this id, or None if the store has none."""
-        saved = self._saved.get(checkpoint_id)
-        return None if saved is None else Checkpoint.model_validate_json(saved.text)
+        kept = self._saved.get(checkpoint_id)
+        return None if kept is None else _restored(kept)
 
     async def list(
         self, *, workflow_id: str | None = None, run_id: str | None = None
     ) -> builtins.list[CheckpointMetadata]:
         """Metadata of the matching checkpoints, ordered by superstep, then creation time."""
         if run_id is not None:
-            candidates = self._runs.get(run_id, {}).values()
+            candidates = [self._saved[i] for i in self._runs.get(run_id, {})]
         else:
-            candidates = (saved.metadata for saved in self._saved.values())
+            candidates = list(self._saved.values())
         found = [
-            _handed_out(m)
-            for m in candidates
-            if workflow_id is None or m.workflow_id == workflow_id
+            _restored(kept)
+            for kept in candidates
+            if workflow_id is None or _workflow_id(kept) == workflow_id
         ]
         found.sort(key=checkpoint_order)
-        return found
+        return [checkpoint.to_metadata() for checkpoint in found]  # fresh: nothing is shared
 
     async def latest(self, run_id: str) -> Checkpoint | None:
         """The run's checkpoint with the highest superstep (newest on ties), or None."""
         run = self._runs.get(run_id)
         if not run:
             return None
-        newest = max(run.values(), key=checkpoint_order)
-        return await self.load(newest.id)
+        return _restored(self._saved[max(run, key=run.__getitem__)])
 
     async def delete(self, checkpoint_id: str) -> bool:
         """Remove one checkpoint; True if it existed."""
-        saved = self._saved.pop(checkpoint_id, None)
-        if saved is None:
+        kept = self._saved.pop(checkpoint_id, None)
+        if kept is None:
             return False
-        self._forget_in_run(saved.metadata)
+        self._forget_in_run(_run_id(kept), checkpoint_id)
         return True
 
     async def delete_all(self, run_id: str) -> int:
@@ -114,27 +205,18 @@ class InMemoryCheckpointStore:
         run = self._runs.get(run_id)
         if not run or len(run) <= n:
             return 0
-        ordered = sorted(run.values(), key=checkpoint_order)
+        ordered = sorted(run, key=run.__getitem__)
         doomed = ordered[: len(ordered) - n]
-        for metadata in doomed:
-            del self._saved[metadata.id]
-            del run[metadata.id]
+        for checkpoint_id in doomed:
+            del self._saved[checkpoint_id]
+            del run[checkpoint_id]
         if not run:
             del self._runs[run_id]
         return len(doomed)
 
-    def _forget_in_run(self, metadata: CheckpointMetadata) -> None:
-        run = self._runs.get(metadata.run_id)
+    def _forget_in_run(self, run_id: str, checkpoint_id: str) -> None:
+        run = self._runs.get(run_id)
         if run is not None:
-            run.pop(metadata.id, None)
+            run.pop(checkpoint_id, None)
             if not run:
-                del self._runs[metadata.run_id]
-
-
-def _handed_out(metadata: CheckpointMetadata) -> CheckpointMetadata:
-    """A copy of ``metadata`` with its own list of pending request ids, safe to give a caller.
-
-    The model is frozen but a list inside it is not, and even an empty one can be appended to.
-    Copying here (about 2 µs an entry) keeps ``save`` at one metadata object per checkpoint.
-    """
-    return metadata.model_copy(update={"pending_request_ids": list(metadata.pending_request_ids)})
+                del self._runs[run_id]
