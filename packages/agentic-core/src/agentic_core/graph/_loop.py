@@ -18,7 +18,7 @@ from agentic_core._telemetry_spans import RunObservation
 from agentic_core.graph._durability import CheckpointWrites
 from agentic_core.graph._run_state import RunState
 from agentic_core.graph._step import apply_results, plan_retries, plan_superstep, route_results
-from agentic_core.protocols._events import SuperstepCompletedEvent, WorkflowEvent
+from agentic_core.protocols._events import WorkflowEvent, superstep_completed
 from agentic_core.protocols._runtime import (
     Invocation,
     InvocationResult,
@@ -77,7 +77,7 @@ async def finish_superstep(
     if writes is not None:
         await writes.after_superstep(run)
     if run.stream is not None:
-        run.stream.append(SuperstepCompletedEvent(superstep=superstep))
+        run.stream.append(superstep_completed(superstep))
 
 
 async def drive(run: RunState, runtime: Runtime, writes: CheckpointWrites | None) -> None:
