@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from time import perf_counter
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 from agentic_core import _run_context
 from agentic_core._errors import ExecutorError, SerializationError
@@ -26,8 +26,17 @@ from agentic_core.protocols._runtime import (
 )
 
 if TYPE_CHECKING:
-    from agentic_core.graph._graph import CompiledGraph
     from agentic_core.graph._serialization import TypeRegistry
+
+
+class _Planned(Protocol):
+    """What the direct path needs of a graph (``CompiledGraph``, which imports this module)."""
+
+    @property
+    def plans(self) -> Mapping[str, ExecutorPlan]: ...
+
+    @property
+    def type_registry(self) -> TypeRegistry: ...
 
 
 class ExecutorPlan(NamedTuple):
@@ -125,7 +134,7 @@ async def execute_direct(
     workflow: WorkflowGraph, invocations: Sequence[Invocation]
 ) -> list[InvocationResult]:
     """``LocalRuntime.execute`` for invocations that may take the direct path (concurrent)."""
-    graph = cast("CompiledGraph", workflow)  # the engine's own graph: drive_direct runs it
+    graph = cast("_Planned", workflow)  # the engine's own graph: only it takes the direct path
     plans = graph.plans
     registry = graph.type_registry
     if len(invocations) == 1:  # awaited directly: no task
