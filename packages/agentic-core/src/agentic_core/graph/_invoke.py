@@ -118,18 +118,6 @@ def all_direct(inboxes: dict[str, list[Any]], plans: Mapping[str, ExecutorPlan])
     return True
 
 
-def all_direct_invocations(
-    invocations: Sequence[Invocation], plans: Mapping[str, ExecutorPlan]
-) -> bool:
-    """``all_direct`` for planned invocations (a stream plans before it executes)."""
-    for invocation in invocations:
-        if not plans[invocation.executor_id].direct:
-            return False
-        if type(invocation.messages[0]) is ResponseDelivery:
-            return False
-    return True
-
-
 async def execute_direct(
     workflow: WorkflowGraph, invocations: Sequence[Invocation]
 ) -> list[InvocationResult]:

@@ -41,7 +41,7 @@ from agentic_core.graph._durability import (
     save_checkpoint,
 )
 from agentic_core.graph._graph import CompiledGraph
-from agentic_core.graph._invoke import all_direct_invocations, execute_direct
+from agentic_core.graph._invoke import all_direct, execute_direct
 from agentic_core.graph._loop import (
     drive,
     drive_observed,
@@ -377,7 +377,9 @@ class Workflow(CompiledGraph):
             for event in events:
                 yield event
             events.clear()
+            local = type(runtime) is LocalRuntime
             while run.inboxes:
+                direct = local and all_direct(run.inboxes, self.plans)  # before planning moves them
                 invocations = plan_superstep(run)
                 if observed is not None:
                     observed.start_superstep(invocations)
@@ -388,9 +390,6 @@ class Workflow(CompiledGraph):
                     async for event in execute_live(run, runtime, invocations, results, observed):
                         yield event
                 elif observed is None:
-                    direct = type(runtime) is LocalRuntime and all_direct_invocations(
-                        invocations, self.plans
-                    )
                     results = await execute(
                         run, runtime, invocations, execute_direct if direct else None
                     )
